@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The effective options of a session: built-in defaults, then sandbox.ini files, then SBX_*
+ * environment variables, then command-line flags (SPEC.md "Precedence"). Parsing is pure:
+ * nothing here touches a session or prints; errors go into struct sbx_error (exit 2).
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../shared/error.h"
+
+enum sbx_net_mode { SBX_NET_NONE = 0, SBX_NET_HOST, SBX_NET_PROXY };
+enum sbx_seccomp_profile { SBX_SECCOMP_DEFAULT = 0, SBX_SECCOMP_STRICT, SBX_SECCOMP_UNCONFINED };
+
+struct sbx_mount {
+        char *host;    /* absolute host path, '~' already expanded */
+        char *sandbox; /* absolute path inside the sandbox */
+        bool read_only;
+};
+
+/* Where a value came from, so "asked for" can be told from "default" (error messages, audit). */
+enum sbx_origin { SBX_ORIGIN_DEFAULT = 0, SBX_ORIGIN_FILE, SBX_ORIGIN_ENV, SBX_ORIGIN_FLAG };
+
+struct sbx_config {
+        /* [sandbox] */
+        char *name;         /* --name only; NULL when unset */
+        uint64_t ttl_sec;   /* 0 = until destroyed; default 1800 (30m) */
+        uint64_t timeout_sec; /* default per-exec timeout; default 1800 */
+        char *rootfs;       /* "host" or an absolute directory */
+        char *image;        /* NULL when unset */
+        char **packages;    /* NULL-terminated, may be NULL */
+        char *setup;        /* NULL when unset */
+        bool read_only;
+        char *workdir;      /* absolute; default "/workspace" */
+        char *hostname;     /* default "sandbox" */
+        struct sbx_mount *mounts;
+        size_t n_mounts;
+        char **env;         /* "K=V" from [env] and --env, later ones override earlier */
+
+        /* [limits] */
+        uint64_t memory_bytes; /* default 512M */
+        uint64_t cpus_milli;   /* CPUs x 1000; default 1000 */
+        uint64_t pids;         /* default 256 */
+        uint64_t disk_bytes;   /* default 1G */
+        uint64_t nofile;       /* default 1024 */
+        enum sbx_origin memory_origin, cpus_origin, pids_origin, disk_origin;
+
+        /* [network] */
+        enum sbx_net_mode net;
+        enum sbx_origin net_origin;
+        char **allow_hosts; /* NULL-terminated, may be NULL; non-empty implies proxy */
+
+        /* [security] */
+        enum sbx_seccomp_profile seccomp;
+        uint32_t uid_range_start; /* host uid/gid that uid 0 inside maps to when sbx runs as root */
+        uint32_t uid_range_count; /* default 100000:65536 */
+
+        /* [audit] */
+        char *audit_dir; /* NULL = the session's runtime dir only */
+};
+
+/* Fill *c with the built-in defaults. */
+void config_init_defaults(struct sbx_config *c);
+void config_free(struct sbx_config *c);
+
+/*
+ * Load every config layer in precedence order (lowest first): /etc/sbx/sandbox.ini,
+ * ~/.config/sbx/sandbox.ini, $SBX_CONFIG, explicit_file (--config, may be NULL), then the
+ * SBX_* environment. A missing default file is skipped; a missing $SBX_CONFIG or --config file,
+ * an unknown section or key, or a bad value is an error (exit 2) naming file, line and key.
+ */
+int config_load(struct sbx_config *c, const char *explicit_file, struct sbx_error *e);
+
+/* Load one ini file on top of *c (used by config_load and the unit tests). */
+int config_load_file(struct sbx_config *c, const char *path, struct sbx_error *e);
+/* Apply SBX_* variables from envp (NULL-terminated "K=V") on top of *c. */
+int config_load_env(struct sbx_config *c, char *const *envp, struct sbx_error *e);
+
+/*
+ * Apply one create option given on the command line ("--memory", "512M"), with the same
+ * validation as the ini key. Flags are the top layer. Returns -EINVAL with a usage error.
+ * Flag names: --name --ttl --timeout --rootfs --image --package --read-only (value NULL)
+ * --workdir --hostname --env --mount --memory --cpus --pids --disk --nofile --net
+ * --allow-host --seccomp.
+ */
+int config_apply_flag(struct sbx_config *c, const char *flag, const char *value,
+                      struct sbx_error *e);
+
+/* Validation helpers shared with the CLI (exec -e, exec -t, --max-output). */
+int parse_size(const char *s, uint64_t *ret);         /* bytes, K/M/G/T suffix, powers of 1024 */
+int parse_duration(const char *s, uint64_t *ret_sec); /* seconds, or s/m/h suffix */
+int parse_env_assignment(const char *s);              /* 0 if "K=V" with a valid K */
+
+const char *net_mode_name(enum sbx_net_mode m);
+const char *seccomp_profile_name(enum sbx_seccomp_profile p);

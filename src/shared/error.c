@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+#include "error.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt, ...)
+{
+        int ret = errnum > 0 ? -errnum : (errnum < 0 ? errnum : -EINVAL);
+
+        if (!e || e->exit_code != 0)
+                return ret;
+        e->exit_code = exit_code;
+        e->code = code;
+
+        va_list ap;
+        va_start(ap, fmt);
+        int n = vsnprintf(e->message, sizeof(e->message), fmt, ap);
+        va_end(ap);
+        if (errnum != 0 && n >= 0 && (size_t)n < sizeof(e->message))
+                snprintf(e->message + n, sizeof(e->message) - (size_t)n, ": %s",
+                         strerror(errnum > 0 ? errnum : -errnum));
+        return ret;
+}

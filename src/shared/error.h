@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One error value per command invocation. The layer that knows what failed fills it once
+ * (exit code, machine code, message with context); only the CLI layer prints it, as
+ * "sbx: <message>" on stderr or as {"error":{...}} with --json.
+ */
+#pragma once
+
+#include "macros.h"
+
+/* Exit codes of SPEC.md. */
+enum {
+        EXIT_OK = 0,
+        EXIT_FAILED = 1,      /* the operation failed as asked (exists, not found, no match) */
+        EXIT_USAGE = 2,       /* bad flag, argument, config value or file */
+        EXIT_NO_SESSION = 3,  /* never existed, expired, destroyed */
+        EXIT_UNSUPPORTED = 4, /* the host cannot provide what was asked */
+        EXIT_TIMEOUT = 124,
+        EXIT_SBX_FAILED = 125,
+        EXIT_NOT_EXECUTABLE = 126,
+        EXIT_NOT_FOUND = 127,
+};
+
+struct sbx_error {
+        int exit_code;    /* one of the EXIT_* above; 0 while no error was set */
+        const char *code; /* "usage", "session_not_found", "exists", "not_found", ... */
+        char message[1024];
+};
+
+/*
+ * Record an error (the first one wins: the innermost layer knows the cause best) and return
+ * -errnum (or -EINVAL when errnum is 0) so callers can `return sbx_fail(...)`. When errnum is
+ * nonzero, ": strerror(errnum)" is appended to the message.
+ */
+int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt, ...)
+        _printf_(5, 6);
+
+/* Shorthands for the common classes. */
+#define sbx_usage(e, ...) sbx_fail((e), EXIT_USAGE, "usage", 0, __VA_ARGS__)
+#define sbx_internal(e, errnum, ...) sbx_fail((e), EXIT_SBX_FAILED, "internal", (errnum), __VA_ARGS__)
+#define sbx_unsupported(e, errnum, ...)                                                            \
+        sbx_fail((e), EXIT_UNSUPPORTED, "unsupported", (errnum), __VA_ARGS__)

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* Raw syscalls glibc 2.36 does not wrap (or wraps too late), in one place. */
+#pragma once
+
+#include <linux/openat2.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1U << 2)
+#endif
+#ifndef MOUNT_ATTR_RDONLY
+#define MOUNT_ATTR_RDONLY 0x00000001
+#define MOUNT_ATTR_NOSUID 0x00000002
+#define MOUNT_ATTR_NODEV 0x00000004
+#define MOUNT_ATTR_NOEXEC 0x00000008
+struct mount_attr {
+        uint64_t attr_set;
+        uint64_t attr_clr;
+        uint64_t propagation;
+        uint64_t userns_fd;
+};
+#endif
+#ifndef AT_RECURSIVE
+#define AT_RECURSIVE 0x8000
+#endif
+
+static inline int sys_pidfd_open(pid_t pid, unsigned int flags)
+{
+        return (int)syscall(SYS_pidfd_open, pid, flags);
+}
+
+static inline int sys_pidfd_send_signal(int pidfd, int sig)
+{
+        return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
+}
+
+static inline int sys_pivot_root(const char *new_root, const char *put_old)
+{
+        return (int)syscall(SYS_pivot_root, new_root, put_old);
+}
+
+static inline int sys_close_range(unsigned int first, unsigned int last, unsigned int flags)
+{
+        return (int)syscall(SYS_close_range, first, last, flags);
+}
+
+static inline int sys_openat2(int dirfd, const char *path, struct open_how *how)
+{
+        return (int)syscall(SYS_openat2, dirfd, path, how, sizeof(*how));
+}
+
+static inline int sys_mount_setattr(int dirfd, const char *path, unsigned int flags,
+                                    struct mount_attr *attr)
+{
+        return (int)syscall(SYS_mount_setattr, dirfd, path, flags, attr, sizeof(*attr));
+}
+
+/*
+ * fork() with namespace flags. The child returns 0 like fork(). glibc >= 2.34 keeps raise()
+ * and friends correct after a raw clone (it asks the kernel for the tid).
+ */
+static inline pid_t sys_clone_flags(unsigned long flags)
+{
+        return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+#include "util.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+int write_all(int fd, const void *p, size_t n)
+{
+        const char *c = p;
+        while (n > 0) {
+                ssize_t w = write(fd, c, n);
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negerrno();
+                }
+                c += w;
+                n -= (size_t)w;
+        }
+        return 0;
+}
+
+int read_all(int fd, struct buf *b, size_t max)
+{
+        char tmp[65536];
+        for (;;) {
+                ssize_t r = read(fd, tmp, sizeof(tmp));
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negerrno();
+                }
+                if (r == 0)
+                        return 0;
+                if (b->len + (size_t)r > max)
+                        return -EFBIG;
+                int e = buf_append(b, tmp, (size_t)r);
+                if (e < 0)
+                        return e;
+        }
+}
+
+int write_file_at(int dirfd, const char *path, const void *p, size_t n, mode_t mode)
+{
+        _cleanup_close_ int fd =
+                openat(dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd < 0)
+                return negerrno();
+        int r = write_all(fd, p, n);
+        if (r < 0)
+                return r;
+        return close(TAKE_FD(fd)) < 0 ? negerrno() : 0;
+}
+
+int write_file_atomic_at(int dirfd, const char *path, const void *p, size_t n, mode_t mode)
+{
+        char tmp[4096];
+        int k = snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+        if (k < 0 || (size_t)k >= sizeof(tmp))
+                return -ENAMETOOLONG;
+        (void)unlinkat(dirfd, tmp, 0);
+        int r = write_file_at(dirfd, tmp, p, n, mode);
+        if (r < 0)
+                return r;
+        if (renameat(dirfd, tmp, dirfd, path) < 0) {
+                r = negerrno();
+                (void)unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        return 0;
+}
+
+int read_file_at(int dirfd, const char *path, struct buf *b, size_t max)
+{
+        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negerrno();
+        return read_all(fd, b, max);
+}
+
+int64_t now_realtime_sec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec;
+}
+
+uint64_t now_monotonic_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+int64_t proc_start_time(pid_t pid)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        _cleanup_buf_ struct buf b = {0};
+        int r = read_file_at(AT_FDCWD, path, &b, 4096);
+        if (r < 0)
+                return r;
+        /* comm may contain spaces and ')': fields start after the last ')' */
+        char *p = b.data ? strrchr(b.data, ')') : NULL;
+        if (!p)
+                return -EINVAL;
+        p++;
+        /* after ')' comes field 3 (state); start time is field 22 */
+        for (int field = 2; field < 22 && p; field++)
+                p = strchr(p + 1, ' ');
+        if (!p)
+                return -EINVAL;
+        return (int64_t)strtoll(p + 1, NULL, 10);
+}
+
+int fd_set_nonblock(int fd, bool on)
+{
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0)
+                return negerrno();
+        int nfl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
+        if (nfl != fl && fcntl(fd, F_SETFL, nfl) < 0)
+                return negerrno();
+        return 0;
+}
