@@ -38,6 +38,10 @@ struct sbx_config {
         struct sbx_mount *mounts;
         size_t n_mounts;
         char **env;         /* "K=V" from [env] and --env, later ones override earlier */
+        /* Origins of the [sandbox] keys whose layering is not "last one wins": a list is replaced
+         * by the first layer that sets it and accumulates within that layer; rootfs and image
+         * exclude each other. */
+        enum sbx_origin rootfs_origin, image_origin, packages_origin, mounts_origin;
 
         /* [limits] */
         uint64_t memory_bytes; /* default 512M */
@@ -45,12 +49,13 @@ struct sbx_config {
         uint64_t pids;         /* default 256 */
         uint64_t disk_bytes;   /* default 1G */
         uint64_t nofile;       /* default 1024 */
-        enum sbx_origin memory_origin, cpus_origin, pids_origin, disk_origin;
+        enum sbx_origin memory_origin, cpus_origin, pids_origin, disk_origin, nofile_origin;
 
         /* [network] */
         enum sbx_net_mode net;
         enum sbx_origin net_origin;
         char **allow_hosts; /* NULL-terminated, may be NULL; non-empty implies proxy */
+        enum sbx_origin allow_origin;
 
         /* [security] */
         enum sbx_seccomp_profile seccomp;
@@ -59,6 +64,10 @@ struct sbx_config {
 
         /* [audit] */
         char *audit_dir; /* NULL = the session's runtime dir only */
+
+        /* Non-fatal messages for the CLI to print ("volume host path '/x' does not exist:
+         * skipped"). NULL-terminated, may be NULL. */
+        char **warnings;
 };
 
 /* Fill *c with the built-in defaults. */

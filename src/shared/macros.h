@@ -15,12 +15,14 @@ static inline void freep(void *p)
         free(*(void **)p);
 }
 
+/* Close and forget: an explicit closep() before scope end must not close a reused number. */
 static inline void closep(int *fd)
 {
         if (*fd >= 0) {
                 int saved = errno;
                 close(*fd);
                 errno = saved;
+                *fd = -1;
         }
 }
 

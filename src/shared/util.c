@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "util.h"
+#include "syscalls.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -125,4 +126,26 @@ int fd_set_nonblock(int fd, bool on)
         if (nfl != fl && fcntl(fd, F_SETFL, nfl) < 0)
                 return negerrno();
         return 0;
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+        return *(const int *)a - *(const int *)b;
+}
+
+void close_all_except(const int *keep, size_t n_keep)
+{
+        int sorted[16];
+        size_t n = 0;
+        for (size_t i = 0; i < n_keep && n < ARRAY_SIZE(sorted); i++)
+                if (keep[i] >= 3)
+                        sorted[n++] = keep[i];
+        qsort(sorted, n, sizeof(int), cmp_int);
+        unsigned int from = 3;
+        for (size_t i = 0; i < n; i++) {
+                if ((unsigned)sorted[i] > from)
+                        (void)sys_close_range(from, (unsigned)sorted[i] - 1, 0);
+                from = (unsigned)sorted[i] + 1;
+        }
+        (void)sys_close_range(from, ~0U, 0);
 }

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+
+#include "../launch/launch.h"
+#include "../shared/util.h"
+#include "args.h"
+#include "session_json.h"
+
+void session_json(struct buf *b, const struct session_state *st, bool with_created)
+{
+        char t[21];
+        buf_puts(b, "{\"id\":");
+        json_cstr(b, st->id);
+        buf_puts(b, ",\"name\":");
+        json_cstr(b, st->name);
+        buf_printf(b, ",\"ttl_seconds\":%llu,\"expires_at\":", (unsigned long long)st->ttl_sec);
+        if (st->expires_at) {
+                format_rfc3339(st->expires_at, t);
+                json_cstr(b, t);
+        } else
+                buf_puts(b, "null");
+        if (with_created) {
+                format_rfc3339(st->created_at, t);
+                buf_puts(b, ",\"created_at\":");
+                json_cstr(b, t);
+        }
+        buf_puts(b, "}");
+}
+
+int cmd_create(struct cli *cli, int argc, char **argv)
+{
+        struct option opts[32];
+        memcpy(opts, create_long_options, n_create_long_options * sizeof(struct option));
+        size_t n = n_create_long_options;
+        opts[n++] = (struct option){"json", 0, NULL, OPT_JSON};
+        opts[n++] = (struct option){"config", 1, NULL, OPT_CONFIG};
+        opts[n++] = (struct option){"help", 0, NULL, OPT_HELP};
+        opts[n] = (struct option){0};
+
+        struct flag_list fl = {0};
+        int opt;
+        optind = 1;
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+                int k = args_common(cli, "create", opt);
+                if (k == -1)
+                        return 0;
+                if (k == 0 && args_record_create_flag(cli, &fl, opt, optarg) == 0)
+                        sbx_usage(&cli->err, "invalid option '%s'", argv[optind - 1]);
+                if (cli->err.exit_code)
+                        return cli_finish_error(cli, "create");
+        }
+        if (optind < argc) {
+                sbx_usage(&cli->err, "unexpected argument '%s'", argv[optind]);
+                return cli_finish_error(cli, "create");
+        }
+        struct sbx_config c;
+        int r = args_build_config(cli, &fl, &c);
+        struct session_state st = {0};
+        if (r == 0) {
+                args_print_warnings(&c);
+                r = session_create(&c, &st, &cli->err);
+        }
+        config_free(&c);
+        if (r < 0)
+                return cli_finish_error(cli, "create");
+
+        _cleanup_buf_ struct buf b = {0};
+        if (cli->json) {
+                session_json(&b, &st, false);
+                buf_puts(&b, "\n");
+        } else
+                buf_printf(&b, "%s\n", st.id);
+        session_state_free(&st);
+        return cli_print(cli, &b) ? cli_finish_error(cli, "create") : 0;
+}

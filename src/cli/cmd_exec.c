@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <string.h>
+
+#include "../launch/launch.h"
+#include "args.h"
+
+static const struct option exec_options[] = {
+        {"timeout", 1, NULL, 't'},     {"workdir", 1, NULL, 'w'}, {"env", 1, NULL, 'e'},
+        {"interactive", 0, NULL, 'i'}, {"tty", 0, NULL, 'T'},     {"max-output", 1, NULL, 'M'},
+        {"json", 0, NULL, OPT_JSON},   {"config", 1, NULL, OPT_CONFIG},
+        {"help", 0, NULL, OPT_HELP},   {0},
+};
+
+int cmd_exec(struct cli *cli, int argc, char **argv)
+{
+        struct exec_request rq = {0};
+        struct flag_list env_adds = {0};
+        int opt;
+        optind = 1;
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "+t:w:e:iTh", exec_options, NULL)) != -1) {
+                int k = args_common(cli, "exec", opt);
+                if (k == -1)
+                        return 0;
+                if (k == 0 && args_exec_option(cli, opt, optarg, &rq, &env_adds) == 0)
+                        sbx_usage(&cli->err, "invalid option '%s'", argv[optind - 1]);
+                if (cli->err.exit_code)
+                        return cli_finish_error(cli, "exec");
+        }
+        if (optind >= argc) {
+                sbx_usage(&cli->err, "missing session ID");
+                return cli_finish_error(cli, "exec");
+        }
+        const char *id = argv[optind++];
+        if (optind < argc && strcmp(argv[optind], "--") == 0)
+                optind++;
+        if (optind >= argc) {
+                sbx_usage(&cli->err, "missing command to run");
+                return cli_finish_error(cli, "exec");
+        }
+        rq.argv = argv + optind;
+        char *env_store[260];
+        rq.env_add = args_env_vector(&env_adds, env_store, 260);
+        if (exec_finish_request(cli, &rq) < 0)
+                return cli_finish_error(cli, "exec");
+
+        struct exec_result res = {0};
+        int r = exec_in_session(id, &rq, &res, &cli->err);
+        int code = args_finish_exec(cli, &res, r);
+        buf_freep(&res.output);
+        return code;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/* `run`: create + exec + destroy in this one process (docs/DESIGN.md, "run"). */
+#include <stdio.h>
+#include <string.h>
+
+#include "../launch/launch.h"
+#include "args.h"
+
+static int run_in_new_session(const struct sbx_config *c, const struct exec_request *rq,
+                              struct exec_result *res, struct sbx_error *e)
+{
+        struct session_state st = {
+                .timeout_sec = c->timeout_sec,
+                .workdir = c->workdir,
+                .hostname = c->hostname,
+                .seccomp = c->seccomp,
+                .net = c->net,
+                .nofile = c->nofile,
+                .disk_bytes = c->disk_bytes,
+                .read_only = c->read_only,
+                .env = session_env_build(c),
+        };
+        if (!st.env)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        struct session_proc p = {.pidfd = -1};
+        int r = session_spawn(c, &p, e);
+        if (r == 0)
+                r = exec_join(p.pidfd, &st, rq, res, e);
+        session_kill(&p);
+        strv_freep(&st.env);
+        return r;
+}
+
+int cmd_run(struct cli *cli, int argc, char **argv)
+{
+        struct option opts[40];
+        memcpy(opts, create_long_options, n_create_long_options * sizeof(struct option));
+        size_t n = n_create_long_options;
+        opts[n++] = (struct option){"interactive", 0, NULL, 'i'};
+        opts[n++] = (struct option){"tty", 0, NULL, 'T'};
+        opts[n++] = (struct option){"max-output", 1, NULL, 'M'};
+        opts[n++] = (struct option){"json", 0, NULL, OPT_JSON};
+        opts[n++] = (struct option){"config", 1, NULL, OPT_CONFIG};
+        opts[n++] = (struct option){"help", 0, NULL, OPT_HELP};
+        opts[n] = (struct option){0};
+
+        struct flag_list fl = {0}, no_env = {0};
+        struct exec_request rq = {0};
+        int opt;
+        optind = 1;
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "+t:w:e:iTh", opts, NULL)) != -1) {
+                /* the short exec options are the create options of the same name here */
+                int id = opt == 't' ? OPT_CREATE_FIRST + 2
+                         : opt == 'w' ? OPT_CREATE_FIRST + 7
+                         : opt == 'e' ? OPT_CREATE_FIRST + 9
+                                      : opt;
+                int k = args_common(cli, "run", id);
+                if (k == -1)
+                        return 0;
+                if (k == 0 && args_record_create_flag(cli, &fl, id, optarg) == 0 &&
+                    args_exec_option(cli, id, optarg, &rq, &no_env) == 0)
+                        sbx_usage(&cli->err, "invalid option '%s'", argv[optind - 1]);
+                if (cli->err.exit_code)
+                        return cli_finish_error(cli, "run");
+        }
+        if (optind < argc && strcmp(argv[optind], "--") == 0)
+                optind++;
+        if (optind >= argc) {
+                sbx_usage(&cli->err, "missing command to run");
+                return cli_finish_error(cli, "run");
+        }
+        rq.argv = argv + optind;
+        if (exec_finish_request(cli, &rq) < 0)
+                return cli_finish_error(cli, "run");
+
+        struct sbx_config c;
+        struct exec_result res = {0};
+        int r = args_build_config(cli, &fl, &c);
+        if (r == 0) {
+                args_print_warnings(&c);
+                r = run_in_new_session(&c, &rq, &res, &cli->err);
+        } else
+                res.exit_code = cli->err.exit_code;
+        config_free(&c);
+        int code = args_finish_exec(cli, &res, r);
+        buf_freep(&res.output);
+        return code;
+}

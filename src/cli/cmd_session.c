@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/* connect, destroy, list: short clients of a session's supervisor. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "../launch/launch.h"
+#include "../session/runtime.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
+#include "args.h"
+#include "session_json.h"
+
+static const struct option common_options[] = {
+        {"ttl", 1, NULL, 'L'},       {"force", 0, NULL, 'f'},  {"quiet", 0, NULL, 'q'},
+        {"json", 0, NULL, OPT_JSON}, {"config", 1, NULL, OPT_CONFIG}, {"help", 0, NULL, OPT_HELP},
+        {0},
+};
+
+/* Parse options; `allowed` lists the short ids this command takes. 1 = help printed. */
+static int parse(struct cli *cli, const char *cmd, const char *allowed, int argc, char **argv,
+                 const char **ttl, bool *flag)
+{
+        int opt;
+        optind = 1;
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "+hqf", common_options, NULL)) != -1) {
+                int k = args_common(cli, cmd, opt);
+                if (k == -1)
+                        return 1;
+                if (k == 0 && opt > 0 && opt < 0x100 && strchr(allowed, opt)) {
+                        if (opt == 'L')
+                                *ttl = optarg;
+                        else
+                                *flag = true;
+                } else if (k == 0)
+                        sbx_usage(&cli->err, "invalid option '%s'", argv[optind - 1]);
+                if (cli->err.exit_code)
+                        return -1;
+        }
+        return 0;
+}
+
+/* Ask the supervisor; a timeout guards against one that hangs. */
+static int ask(int sessfd, const char *req, char *reply, size_t n, struct sbx_error *e)
+{
+        _cleanup_close_ int fd = control_connect(sessfd, e);
+        if (fd < 0)
+                return fd;
+        struct timeval tv = {.tv_sec = 10};
+        (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        int r = control_call(fd, req, reply, n, NULL);
+        if (r < 0)
+                return sbx_fail(e, EXIT_SBX_FAILED, "internal", -r,
+                                "the session's supervisor did not answer");
+        return 0;
+}
+
+int cmd_connect(struct cli *cli, int argc, char **argv)
+{
+        const char *ttl_arg = NULL;
+        bool unused = false;
+        int r = parse(cli, "connect", "L", argc, argv, &ttl_arg, &unused);
+        if (r)
+                return r > 0 ? 0 : cli_finish_error(cli, "connect");
+        if (optind + 1 != argc) {
+                sbx_usage(&cli->err, optind >= argc ? "missing session ID" : "too many arguments");
+                return cli_finish_error(cli, "connect");
+        }
+        uint64_t ttl = 0;
+        if (ttl_arg && parse_duration(ttl_arg, &ttl) < 0) {
+                sbx_usage(&cli->err, "invalid --ttl '%s': expected a duration like 30m", ttl_arg);
+                return cli_finish_error(cli, "connect");
+        }
+        _cleanup_close_ int rtfd = -1, sessfd = -1;
+        char id[SESSION_ID_LEN + 1], req[64], reply[128];
+        _cleanup_state_ struct session_state st = {0};
+        if (runtime_open(&rtfd, &cli->err) < 0 ||
+            runtime_resolve(rtfd, argv[optind], id, &cli->err) < 0)
+                return cli_finish_error(cli, "connect");
+        sessfd = runtime_open_session(rtfd, id);
+        if (sessfd < 0 || session_state_read(sessfd, &st) < 0) {
+                sbx_fail(&cli->err, EXIT_NO_SESSION, "session_not_found", 0,
+                         "no such session '%s'", argv[optind]);
+                return cli_finish_error(cli, "connect");
+        }
+        snprintf(req, sizeof(req), "RENEW %llu",
+                 (unsigned long long)(ttl_arg ? ttl : st.ttl_sec));
+        if (ask(sessfd, req, reply, sizeof(reply), &cli->err) < 0) {
+                if (cli->err.exit_code == EXIT_NO_SESSION)
+                        runtime_reap_stale(rtfd);
+                return cli_finish_error(cli, "connect");
+        }
+        long long expires;
+        unsigned long long new_ttl;
+        if (sscanf(reply, "OK %lld %llu", &expires, &new_ttl) != 2) {
+                sbx_internal(&cli->err, 0, "unexpected answer from the supervisor");
+                return cli_finish_error(cli, "connect");
+        }
+        st.expires_at = expires;
+        st.ttl_sec = new_ttl;
+        _cleanup_buf_ struct buf b = {0};
+        if (cli->json) {
+                session_json(&b, &st, false);
+                buf_puts(&b, "\n");
+        } else {
+                char t[21];
+                format_rfc3339(expires, t);
+                buf_printf(&b, "%s %s\n", st.id, expires ? t : "never");
+        }
+        return cli_print(cli, &b) ? cli_finish_error(cli, "connect") : 0;
+}
+
+/* A supervisor that holds its lock but does not answer: kill it, pid checked by start time. */
+static void force_kill(int sessfd)
+{
+        _cleanup_state_ struct session_state st = {0};
+        if (session_state_read(sessfd, &st) < 0)
+                return;
+        _cleanup_close_ int pfd = sys_pidfd_open(st.supervisor_pid, 0);
+        if (pfd >= 0 && proc_start_time(st.supervisor_pid) == st.supervisor_start)
+                (void)sys_pidfd_send_signal(pfd, SIGKILL);
+}
+
+static int destroy_one(int rtfd, const char *arg, bool force, struct sbx_error *e)
+{
+        char id[SESSION_ID_LEN + 1], reply[64];
+        struct sbx_error sub = {0};
+        if (runtime_resolve(rtfd, arg, id, &sub) < 0)
+                return force ? 0 : sbx_fail(e, sub.exit_code, sub.code, 0, "%s", sub.message);
+        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
+        if (sessfd < 0)
+                return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                            "no such session '%s'", arg);
+        if (ask(sessfd, "DESTROY", reply, sizeof(reply), &sub) == 0 && strcmp(reply, "OK") == 0)
+                return 0;
+        /* No answer. A dead supervisor is stale state: clean it. A live one that hangs is
+         * killed only with --force. */
+        _cleanup_close_ int lk = runtime_try_lock(sessfd);
+        if (lk < 0 && force) {
+                force_kill(sessfd);
+                lk = -1;
+        } else if (lk < 0) {
+                return sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
+                                "session '%s' does not answer: use --force", arg);
+        }
+        runtime_reap_stale(rtfd);
+        return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                    "no such session '%s' (it had already ended)", arg);
+}
+
+int cmd_destroy(struct cli *cli, int argc, char **argv)
+{
+        const char *unused_ttl = NULL;
+        bool force = false;
+        int r = parse(cli, "destroy", "f", argc, argv, &unused_ttl, &force);
+        if (r)
+                return r > 0 ? 0 : cli_finish_error(cli, "destroy");
+        if (optind >= argc) {
+                sbx_usage(&cli->err, "missing session ID");
+                return cli_finish_error(cli, "destroy");
+        }
+        _cleanup_close_ int rtfd = -1;
+        if (runtime_open(&rtfd, &cli->err) < 0)
+                return cli_finish_error(cli, "destroy");
+        /* Every ID is attempted; the first failure is reported. */
+        for (int i = optind; i < argc; i++)
+                (void)destroy_one(rtfd, argv[i], force, &cli->err);
+        if (cli->err.exit_code)
+                return cli_finish_error(cli, "destroy");
+        if (cli->json) {
+                _cleanup_buf_ struct buf b = {0};
+                buf_puts(&b, "{\"destroyed\":[");
+                for (int i = optind; i < argc; i++) {
+                        if (i > optind)
+                                buf_puts(&b, ",");
+                        json_cstr(&b, argv[i]);
+                }
+                buf_puts(&b, "]}\n");
+                return cli_print(cli, &b);
+        }
+        return 0;
+}
+
+int cmd_list(struct cli *cli, int argc, char **argv)
+{
+        const char *unused_ttl = NULL;
+        bool quiet = false;
+        int r = parse(cli, "list", "q", argc, argv, &unused_ttl, &quiet);
+        if (r)
+                return r > 0 ? 0 : cli_finish_error(cli, "list");
+        if (optind < argc) {
+                sbx_usage(&cli->err, "unexpected argument '%s'", argv[optind]);
+                return cli_finish_error(cli, "list");
+        }
+        _cleanup_close_ int rtfd = -1;
+        if (runtime_open(&rtfd, &cli->err) < 0)
+                return cli_finish_error(cli, "list");
+        runtime_reap_stale(rtfd);
+
+        _cleanup_buf_ struct buf b = {0};
+        /* a fresh open: a dup would share the offset the stale reaper left at the end */
+        _cleanup_close_ int dfd = openat(rtfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_closedir_ DIR *d = dfd >= 0 ? fdopendir(TAKE_FD(dfd)) : NULL;
+        if (!d) {
+                sbx_internal(&cli->err, errno, "failed to read the runtime directory");
+                return cli_finish_error(cli, "list");
+        }
+        if (cli->json)
+                buf_puts(&b, "[");
+        else if (!quiet)
+                buf_printf(&b, "%-20s %-24s %s\n", "ID", "NAME", "EXPIRES");
+        bool first = true;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                _cleanup_close_ int sfd = runtime_open_session(rtfd, de->d_name);
+                _cleanup_state_ struct session_state st = {0};
+                if (sfd < 0 || session_state_read(sfd, &st) < 0)
+                        continue; /* not a session, or one still being created */
+                if (cli->json) {
+                        buf_puts(&b, first ? "" : ",");
+                        session_json(&b, &st, true);
+                } else if (quiet) {
+                        buf_printf(&b, "%s\n", st.id);
+                } else {
+                        char t[21] = "never";
+                        if (st.expires_at)
+                                format_rfc3339(st.expires_at, t);
+                        buf_printf(&b, "%-20s %-24s %s\n", st.id, st.name ? st.name : "-", t);
+                }
+                first = false;
+        }
+        if (cli->json)
+                buf_puts(&b, "]\n");
+        return cli_print(cli, &b) ? cli_finish_error(cli, "list") : 0;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one command table: dispatch, `sbx help`, `sbx COMMAND --help`, and the list that the
+ * completions and the man page are checked against (tests/010-cli.bats).
+ */
+#include <string.h>
+
+#include "cli.h"
+
+#define GLOBAL_OPTIONS                                                                             \
+        "      --json              print one JSON document on stdout (also on error)\n"            \
+        "      --config FILE       read this sandbox.ini on top of the default ones\n"             \
+        "  -h, --help              show this help\n"
+
+#define CREATE_OPTIONS                                                                             \
+        "      --name NAME         a name for the session ([a-z0-9][a-z0-9_.-]{0,62})\n"           \
+        "      --ttl DUR           session lifetime, renewed by connect; 0 = until destroyed "     \
+        "(30m)\n"                                                                                  \
+        "      --timeout DUR       default per-command timeout (1800s)\n"                          \
+        "      --rootfs DIR        read-only base: 'host' (default) or a root filesystem dir\n"     \
+        "      --image NAME[:TAG]  base from an imported image\n"                                  \
+        "      --package P         pip package to install at create (repeatable)\n"                 \
+        "      --read-only         base stays read-only; only /workspace, /tmp, mounts writable\n" \
+        "      --workdir DIR       start directory of commands (/workspace)\n"                     \
+        "      --hostname NAME     hostname inside (sandbox)\n"                                    \
+        "      --env K=V           environment of every command (repeatable)\n"                    \
+        "      --mount H:S[:ro]    bind host path H at S (repeatable)\n"                           \
+        "      --memory SIZE       memory limit, no swap (512M)\n"                                 \
+        "      --cpus N            CPU bandwidth, fractional (1)\n"                                \
+        "      --pids N            max tasks (256)\n"                                              \
+        "      --disk SIZE         size of the writable layer (1G)\n"                              \
+        "      --nofile N          open files per process (1024)\n"                                \
+        "      --net MODE          none (default), host, proxy\n"                                  \
+        "      --allow-host H      allowed destination for proxy mode (repeatable)\n"              \
+        "      --seccomp P         default, strict, unconfined\n"
+
+#define CREATE_FLAGS                                                                               \
+        "--name --ttl --timeout --rootfs --image --package --read-only --workdir --hostname "      \
+        "--env --mount --memory --cpus --pids --disk --nofile --net --allow-host --seccomp"
+
+#define EXEC_OPTIONS                                                                               \
+        "  -t, --timeout DUR       kill the command and all it started after DUR: exit 124\n"      \
+        "  -w, --workdir DIR       working directory (the session's)\n"                            \
+        "  -e, --env K=V           add to the environment (repeatable)\n"                          \
+        "  -i, --interactive       forward stdin (otherwise /dev/null)\n"                          \
+        "  -T, --tty               run under a new pseudo-terminal inside the sandbox\n"           \
+        "      --max-output SIZE   cap on captured output (1M with --json)\n"
+
+const struct command sbx_commands[] = {
+        {"create", cmd_create, "[OPTIONS]", "make a session, print its id",
+         CREATE_OPTIONS GLOBAL_OPTIONS,
+         "  id=$(sbx create --ttl 1h --name work)\n"
+         "  sbx create --json --memory 1G --mount ~/src:/workspace/src:ro\n",
+         CREATE_FLAGS " --json --config --help"},
+        {"connect", cmd_connect, "[--ttl DUR] ID", "check a session is alive and renew its TTL",
+         "      --ttl DUR           new lifetime from now (the session's own by default)\n"
+                 GLOBAL_OPTIONS,
+         "  sbx connect work\n  sbx connect --ttl 2h --json sb_0123456789abcdef\n",
+         "--ttl --json --config --help"},
+        {"exec", cmd_exec, "[OPTIONS] ID [--] CMD [ARG...]", "run a command inside a session",
+         EXEC_OPTIONS GLOBAL_OPTIONS,
+         "  sbx exec work -- python3 -c 'print(1)'\n"
+         "  sbx exec --json -t 10s work sh -c 'make test'\n"
+         "  sbx exec -iT work bash\n",
+         "--timeout --workdir --env --interactive --tty --max-output --json --config --help"},
+        {"destroy", cmd_destroy, "[--force] ID...", "end sessions",
+         "      --force             no error for sessions that do not exist; kill an "
+         "unresponsive supervisor\n" GLOBAL_OPTIONS,
+         "  sbx destroy work\n  sbx destroy --force $(sbx list --quiet)\n",
+         "--force --json --config --help"},
+        {"ls", cmd_ls, "ID [PATH]", "list a directory inside a session", GLOBAL_OPTIONS,
+         "  sbx ls work\n  sbx ls --json work /workspace/src\n", "--json --config --help"},
+        {"read", cmd_read, "[--offset N] [--limit N] [--binary] ID PATH",
+         "print a file of a session with line numbers",
+         "      --offset N          skip N lines (0)\n"
+         "      --limit N           print at most N lines (2000)\n"
+         "      --binary            print a non-text file as base64\n" GLOBAL_OPTIONS,
+         "  sbx read work main.py\n  sbx read --offset 2000 --limit 500 work big.log\n",
+         "--offset --limit --binary --json --config --help"},
+        {"write", cmd_write, "ID PATH [CONTENT|-]", "create a new file (fails if it exists)",
+         GLOBAL_OPTIONS,
+         "  sbx write work notes.md '# Notes'\n  sbx write work data.csv - < data.csv\n",
+         "--json --config --help"},
+        {"edit", cmd_edit, "[--replace-all] ID PATH OLD NEW",
+         "replace an exact string in a file",
+         "      --replace-all       replace every occurrence\n"
+         "      --old-file F        read OLD from F (- = stdin)\n"
+         "      --new-file F        read NEW from F (- = stdin)\n" GLOBAL_OPTIONS,
+         "  sbx edit work main.py 'print(1)' 'print(2)'\n",
+         "--replace-all --old-file --new-file --json --config --help"},
+        {"glob", cmd_glob, "[--path DIR] ID PATTERN", "find files by name pattern, newest first",
+         "      --path DIR          where to search (the workdir)\n" GLOBAL_OPTIONS,
+         "  sbx glob work '**/*.py'\n  sbx glob --path /etc work '*.conf'\n",
+         "--path --json --config --help"},
+        {"grep", cmd_grep, "[OPTIONS] ID PATTERN [PATH]", "search file contents (PCRE)",
+         "      --mode M            files_with_matches (default), content, count\n"
+         "  -A, --after-context N   lines after each match (content mode)\n"
+         "  -B, --before-context N  lines before each match\n"
+         "  -C, --context N         lines before and after\n"
+         "  -i, --ignore-case       case-insensitive\n"
+         "  -F, --fixed-strings     PATTERN is a literal string\n"
+         "      --glob G            only files whose name matches G\n" GLOBAL_OPTIONS,
+         "  sbx grep work 'def main'\n  sbx grep --mode content -C 2 work TODO src\n",
+         "--mode --after-context --before-context --context --ignore-case --fixed-strings "
+         "--glob --json --config --help"},
+        {"run", cmd_run, "[CREATE-OPTIONS] [EXEC-OPTIONS] [--] CMD [ARG...]",
+         "create, exec, destroy in one call", CREATE_OPTIONS EXEC_OPTIONS GLOBAL_OPTIONS,
+         "  sbx run -- echo hello\n  sbx run --json --mount .:/workspace -- make test\n",
+         CREATE_FLAGS " --workdir --interactive --tty --max-output --json --config --help"},
+        {"list", cmd_list, "", "the caller's sessions",
+         "  -q, --quiet             print only the ids\n" GLOBAL_OPTIONS,
+         "  sbx list\n  sbx list --json\n", "--quiet --json --config --help"},
+        {"check", cmd_check, "", "what this host supports, and what is missing", GLOBAL_OPTIONS,
+         "  sbx check\n  sbx check --json\n", "--json --config --help"},
+        {"help", cmd_help, "[COMMAND]", "show help for sbx or one command", GLOBAL_OPTIONS,
+         "  sbx help exec\n", "--json --config --help"},
+};
+const size_t sbx_n_commands = sizeof(sbx_commands) / sizeof(sbx_commands[0]);
+
+const struct command *command_find(const char *name)
+{
+        for (size_t i = 0; i < sbx_n_commands; i++)
+                if (strcmp(sbx_commands[i].name, name) == 0)
+                        return &sbx_commands[i];
+        return NULL;
+}

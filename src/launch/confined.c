@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Running a file operation inside a session with exactly a sandboxed process's confinement
+ * (docs/DESIGN.md, "File commands"). The child reports back over a pipe: a fixed header with
+ * its error, then the output bytes.
+ */
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../sandbox/sandbox.h"
+#include "../sandbox/seccomp.h"
+#include "../shared/macros.h"
+#include "../shared/util.h"
+#include "confined.h"
+#include "session_ref.h"
+
+#define CONFINED_MAX_OUTPUT (64u << 20)
+
+struct confined_header {
+        int32_t ret;
+        int32_t exit_code;
+        char code[32];
+        char message[1024];
+        uint64_t len;
+};
+
+static int confine(const struct session_state *st, int pidfd, struct sbx_error *e)
+{
+        int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+                    CLONE_NEWPID;
+        if (st->net != SBX_NET_HOST)
+                flags |= CLONE_NEWNET;
+        if (setns(pidfd, flags) < 0)
+                return sbx_internal(e, errno, "failed to join the session");
+        return 0;
+}
+
+_noreturn_ static void child_main(const struct session_state *st, int wfd, confined_fn fn,
+                                  void *arg)
+{
+        struct sbx_error e = {0};
+        _cleanup_buf_ struct buf out = {0};
+        int keep[] = {wfd};
+        close_all_except(keep, 1);
+        int r = creds_become_sandbox_user(&e);
+        if (r == 0 && chdir(st->workdir) < 0)
+                r = sbx_fail(&e, EXIT_FAILED, "not_found", errno, "failed to enter workdir '%s'",
+                             st->workdir);
+        if (r == 0) {
+                (void)prctl(PR_SET_DUMPABLE, 0);
+                r = creds_lock_down(&e);
+        }
+        if (r == 0)
+                r = seccomp_apply(st->seccomp, &e);
+        if (r == 0)
+                r = fn(arg, &out, &e);
+        struct confined_header h = {.ret = r, .exit_code = e.exit_code, .len = out.len};
+        snprintf(h.code, sizeof(h.code), "%s", e.code ? e.code : "");
+        snprintf(h.message, sizeof(h.message), "%s", e.message);
+        if (write_all(wfd, &h, sizeof(h)) < 0 || write_all(wfd, out.data, out.len) < 0)
+                _exit(1);
+        _exit(0);
+}
+
+static const char *const known_codes[] = {"usage",     "session_not_found", "exists",
+                                           "not_found", "ambiguous",         "not_text",
+                                           "unsupported", "limit",           "internal"};
+
+static int read_result(int rfd, struct buf *out, struct sbx_error *e)
+{
+        struct confined_header h;
+        _cleanup_buf_ struct buf all = {0};
+        int r = read_all(rfd, &all, CONFINED_MAX_OUTPUT + sizeof(h));
+        if (r < 0 || all.len < sizeof(h))
+                return sbx_internal(e, r < 0 ? -r : 0,
+                                    "the file operation ended without a result");
+        memcpy(&h, all.data, sizeof(h));
+        if (h.len != all.len - sizeof(h))
+                return sbx_internal(e, 0, "the file operation returned a truncated result");
+        if (buf_append(out, all.data + sizeof(h), (size_t)h.len) < 0)
+                return -ENOMEM;
+        if (h.exit_code) {
+                h.code[sizeof(h.code) - 1] = h.message[sizeof(h.message) - 1] = '\0';
+                const char *code = "internal";
+                for (size_t i = 0; i < ARRAY_SIZE(known_codes); i++)
+                        if (strcmp(h.code, known_codes[i]) == 0)
+                                code = known_codes[i];
+                sbx_fail(e, h.exit_code, code, 0, "%s", h.message);
+        }
+        return h.ret;
+}
+
+int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, struct buf *out,
+                         struct sbx_error *e)
+{
+        struct session_ref s = SESSION_REF_INIT;
+        int r = session_ref_open(id_or_name, &s, e);
+        if (r < 0) {
+                session_ref_close(&s);
+                return r;
+        }
+        /* Run the join in a child so this process keeps its own namespaces. */
+        (void)prctl(PR_SET_DUMPABLE, 0);
+        if (geteuid() == 0)
+                (void)setgroups(0, NULL);
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                session_ref_close(&s);
+                return sbx_internal(e, errno, "failed to create a pipe");
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(p[0]);
+                struct sbx_error je = {0};
+                if (confine(&s.st, s.pidfd, &je) < 0) {
+                        struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};
+                        snprintf(h.code, sizeof(h.code), "internal");
+                        snprintf(h.message, sizeof(h.message), "%s", je.message);
+                        (void)write_all(p[1], &h, sizeof(h));
+                        _exit(1);
+                }
+                /* setns(CLONE_NEWPID) applies to children: fork once more to be inside */
+                pid_t inner = fork();
+                if (inner == 0)
+                        child_main(&s.st, p[1], fn, arg);
+                _exit(inner < 0 ? 1 : 0);
+        }
+        close(p[1]);
+        if (pid < 0) {
+                close(p[0]);
+                session_ref_close(&s);
+                return sbx_internal(e, errno, "failed to fork");
+        }
+        r = read_result(p[0], out, e);
+        close(p[0]);
+        (void)RETRY_EINTR(waitpid(pid, NULL, 0));
+        session_ref_close(&s);
+        return r;
+}

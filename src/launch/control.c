@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: MIT */
+/* The client half of the supervisor's control socket. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "../shared/macros.h"
+#include "launch.h"
+
+int control_connect(int sessfd, struct sbx_error *e)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        /* via the session dir fd: the runtime path may be longer than sun_path */
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/ctl", sessfd);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return sbx_internal(e, errno, "failed to create a control socket");
+        if (RETRY_EINTR(connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", errno,
+                                "the session's supervisor does not answer");
+        return TAKE_FD(fd);
+}
+
+int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fd)
+{
+        if (ret_fd)
+                *ret_fd = -1;
+        if (RETRY_EINTR(send(fd, req, strlen(req), MSG_NOSIGNAL)) < 0)
+                return negerrno();
+
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = reply, .iov_len = n - 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                            .msg_controllen = sizeof(cbuf)};
+        ssize_t got = RETRY_EINTR(recvmsg(fd, &mh, MSG_CMSG_CLOEXEC));
+        if (got < 0)
+                return negerrno();
+        if (got == 0)
+                return -ECONNRESET;
+        reply[got] = '\0';
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        int pfd;
+                        memcpy(&pfd, CMSG_DATA(c), sizeof(int));
+                        if (ret_fd)
+                                *ret_fd = pfd;
+                        else
+                                close(pfd);
+                }
+        return 0;
+}

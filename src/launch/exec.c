@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/* Finding a live session and getting its init's pidfd from the supervisor. */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../session/runtime.h"
+#include "../shared/macros.h"
+#include "launch.h"
+#include "session_ref.h"
+
+void session_ref_close(struct session_ref *s)
+{
+        closep(&s->ctl);
+        closep(&s->pidfd);
+        session_state_free(&s->st);
+}
+
+int session_ref_open(const char *id_or_name, struct session_ref *s, struct sbx_error *e)
+{
+        _cleanup_close_ int rtfd = -1;
+        int r = runtime_open(&rtfd, e);
+        if (r < 0)
+                return r;
+        char id[SESSION_ID_LEN + 1];
+        if ((r = runtime_resolve(rtfd, id_or_name, id, e)) < 0)
+                return r;
+        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
+        if (sessfd < 0)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s'", id_or_name);
+        /* The supervisor's answer is the liveness proof and hands over the init's pidfd, so
+         * no pid read from a file is ever trusted. */
+        s->ctl = control_connect(sessfd, e);
+        if (s->ctl < 0) {
+                e->exit_code = 0;
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s' (it has ended)", id_or_name);
+        }
+        char reply[64];
+        r = control_call(s->ctl, "EXEC", reply, sizeof(reply), &s->pidfd);
+        if (r < 0 || strcmp(reply, "OK") != 0 || s->pidfd < 0)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s' (it is ending)", id_or_name);
+        r = session_state_read(sessfd, &s->st);
+        if (r < 0)
+                return sbx_internal(e, -r, "failed to read the state of session '%s'", id);
+        return 0;
+}
+
+int exec_in_session(const char *id_or_name, const struct exec_request *rq,
+                    struct exec_result *res, struct sbx_error *e)
+{
+        struct session_ref s = SESSION_REF_INIT;
+        int r = session_ref_open(id_or_name, &s, e);
+        if (r == 0)
+                r = exec_join(s.pidfd, &s.st, rq, res, e);
+        session_ref_close(&s);
+        return r;
+}

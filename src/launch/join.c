@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Joining a live session to run one command (docs/DESIGN.md, "exec"): the client setns()es
+ * into the session and forks B (the per-exec reaper, a child subreaper), B forks C (the
+ * command). The client relays output (relay.c) and waits for B's report; hanging up on B
+ * while C runs makes B kill everything the command started.
+ */
+#include <cap-ng.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "../sandbox/sandbox.h"
+#include "../shared/macros.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
+#include "join.h"
+#include "launch.h"
+
+static void close_pair(int p[2])
+{
+        closep(&p[0]);
+        closep(&p[1]);
+}
+
+void exec_fds_close(struct exec_fds *f)
+{
+        close_pair(f->out);
+        close_pair(f->err);
+        close_pair(f->in);
+        close_pair(f->status);
+        closep(&f->pty_master);
+        closep(&f->pty_slave);
+        closep(&f->null);
+}
+
+/* Pipes and the status socket, made before joining (host side). */
+static int make_host_fds(const struct exec_request *rq, struct exec_fds *f, struct sbx_error *e)
+{
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->status) < 0)
+                return sbx_internal(e, errno, "failed to create the status socket");
+        if (rq->tty)
+                return 0;
+        if (pipe2(f->out, O_CLOEXEC) < 0)
+                return sbx_internal(e, errno, "failed to create the output pipe");
+        /* With capture both streams share one pipe: the arrival order is kept exactly. */
+        if (!rq->capture && pipe2(f->err, O_CLOEXEC) < 0)
+                return sbx_internal(e, errno, "failed to create the error pipe");
+        if (rq->interactive && pipe2(f->in, O_CLOEXEC) < 0)
+                return sbx_internal(e, errno, "failed to create the input pipe");
+        return 0;
+}
+
+/* Things opened inside the session after setns: its /dev/null and its own pty. */
+static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f,
+                           struct sbx_error *e)
+{
+        f->null = open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (f->null < 0)
+                return sbx_internal(e, errno, "failed to open the session's /dev/null");
+        if (!rq->tty)
+                return 0;
+        /* The pty lives in the session's own devpts: the caller's terminal never enters. */
+        f->pty_master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+        if (f->pty_master < 0)
+                return sbx_internal(e, errno, "failed to allocate a pty in the session");
+        int unlock = 0;
+        if (ioctl(f->pty_master, TIOCSPTLCK, &unlock) < 0)
+                return sbx_internal(e, errno, "failed to unlock the pty");
+        f->pty_slave = ioctl(f->pty_master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (f->pty_slave < 0)
+                return sbx_internal(e, errno, "failed to open the pty's terminal side");
+        struct winsize ws;
+        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 ||
+            ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+                (void)ioctl(f->pty_master, TIOCSWINSZ, &ws);
+        return 0;
+}
+
+static void report(int fd, const struct exec_report *r)
+{
+        (void)RETRY_EINTR(send(fd, r, sizeof(*r), MSG_NOSIGNAL));
+}
+
+/*
+ * B after C ended and the client hung up: keep reading (and dropping) what background
+ * processes still write, so they never get SIGPIPE, and reap them; leave when none is left.
+ */
+_noreturn_ static void reaper_drain(const struct exec_fds *f, int sigfd)
+{
+        struct pollfd p[4] = {{.fd = sigfd, .events = POLLIN},
+                              {.fd = f->out[0], .events = POLLIN},
+                              {.fd = f->err[0], .events = POLLIN},
+                              {.fd = f->pty_master, .events = POLLIN}};
+        char sink[16384];
+        for (;;) {
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+                        _exit(0);
+                if (poll(p, ARRAY_SIZE(p), -1) < 0 && errno != EINTR)
+                        _exit(1);
+                if (p[0].revents) {
+                        struct signalfd_siginfo si;
+                        if (read(sigfd, &si, sizeof(si)) < 0 && errno != EAGAIN)
+                                _exit(1);
+                }
+                for (size_t i = 1; i < ARRAY_SIZE(p); i++) {
+                        if (!p[i].revents)
+                                continue;
+                        if (read(p[i].fd, sink, sizeof(sink)) <= 0)
+                                p[i].fd = -1; /* EOF, or EIO once the pty has no writer */
+                }
+        }
+}
+
+/* Every descendant of this process, from /proc/<pid>/task/<tid>/children. */
+static size_t collect_descendants(pid_t root, pid_t *out, size_t cap)
+{
+        size_t n = 0, next = 0;
+        pid_t cur = root;
+        for (;;) {
+                char path[64];
+                snprintf(path, sizeof(path), "/proc/%d/task", (int)cur);
+                _cleanup_closedir_ DIR *d = opendir(path);
+                struct dirent *de;
+                while (d && (de = readdir(d))) {
+                        if (de->d_name[0] == '.')
+                                continue;
+                        char cpath[320];
+                        snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int)cur,
+                                 de->d_name);
+                        _cleanup_fclose_ FILE *f = fopen(cpath, "re");
+                        int pid;
+                        while (f && n < cap && fscanf(f, "%d", &pid) == 1)
+                                out[n++] = pid;
+                }
+                if (next >= n)
+                        return n;
+                cur = out[next++];
+        }
+}
+
+/*
+ * Kill everything the command started. B is a child subreaper, so every orphan of the
+ * command's tree is re-parented to B and stays visible here; each round kills all it sees, and
+ * a process forked meanwhile can only come from one killed in this round.
+ */
+static void kill_tree(void)
+{
+        static pid_t pids[65536];
+        for (int round = 0; round < 10000; round++) {
+                size_t n = collect_descendants(getpid(), pids, ARRAY_SIZE(pids));
+                if (n == 0)
+                        return;
+                for (size_t i = 0; i < n; i++)
+                        (void)kill(pids[i], SIGKILL);
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+        }
+}
+
+/* B's report of C's start: 0 when execve succeeded, else C's error is forwarded. */
+static bool reaper_forward_exec_error(int errfd, int status_fd)
+{
+        struct sbx_error ce;
+        ssize_t n = RETRY_EINTR(read(errfd, &ce, sizeof(ce)));
+        if (n != (ssize_t)sizeof(ce))
+                return false;
+        struct exec_report r = {.kind = REPORT_EXEC_ERROR, .exit_code = ce.exit_code};
+        snprintf(r.code, sizeof(r.code), "%s", ce.code ? ce.code : "internal");
+        snprintf(r.message, sizeof(r.message), "%s", ce.message);
+        report(status_fd, &r);
+        return true;
+}
+
+/* Keep only CAP_KILL: B must be able to kill the command's tree, nothing else. */
+static void reaper_drop_caps(void)
+{
+        capng_clear(CAPNG_SELECT_ALL);
+        capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_KILL);
+        (void)capng_apply(CAPNG_SELECT_ALL);
+        (void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+/* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
+_noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec)
+{
+        closep(&f->status[0]);
+        closep(&f->in[1]);
+        /* The caller's stdio never stays in a process the session can see. */
+        for (int i = 0; i < 3; i++)
+                (void)dup2(f->null, i);
+        (void)prctl(PR_SET_NAME, "sbx-reaper");
+        (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        int errp[2];
+        if (sigfd < 0 || pipe2(errp, O_CLOEXEC) < 0)
+                _exit(EXIT_SBX_FAILED);
+
+        pid_t c = fork();
+        if (c < 0)
+                _exit(EXIT_SBX_FAILED);
+        if (c == 0) {
+                sigprocmask(SIG_UNBLOCK, &set, NULL);
+                close(errp[0]);
+                spec->errfd = errp[1];
+                exec_child_run(spec);
+        }
+        close(errp[1]);
+        /* B itself keeps only the read ends (for draining) and the status socket. */
+        int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
+        close_all_except(keep, ARRAY_SIZE(keep));
+        reaper_drop_caps();
+
+        bool c_alive = true;
+        if (reaper_forward_exec_error(errp[0], f->status[1]))
+                c_alive = true; /* C exits right after reporting; reaped below */
+        close(errp[0]);
+
+        struct pollfd p[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = f->status[1], .events = 0}};
+        for (;;) {
+                if (poll(p, 2, -1) < 0 && errno != EINTR)
+                        _exit(1);
+                if (p[0].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(sigfd, &si, sizeof(si)) > 0)
+                                ;
+                        int st;
+                        pid_t w;
+                        while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+                                if (w == c) {
+                                        c_alive = false;
+                                        struct exec_report r = {.kind = REPORT_EXIT,
+                                                                .status = st};
+                                        report(f->status[1], &r);
+                                }
+                }
+                if (p[1].revents & (POLLHUP | POLLERR)) {
+                        /* The client is gone. Before C ended, that means "kill it all". */
+                        if (c_alive) {
+                                kill_tree();
+                                _exit(1);
+                        }
+                        close(f->status[1]);
+                        reaper_drain(f, sigfd);
+                }
+        }
+}
+
+static int join_namespaces(int pidfd, const struct session_state *st, struct sbx_error *e)
+{
+        /* Before anything inside can see a process of ours: no /proc/<pid>/exe, no ptrace. */
+        (void)prctl(PR_SET_DUMPABLE, 0);
+        if (geteuid() == 0 && setgroups(0, NULL) < 0)
+                return sbx_internal(e, errno, "failed to drop supplementary groups");
+        int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
+                    CLONE_NEWPID;
+        if (st->net != SBX_NET_HOST)
+                flags |= CLONE_NEWNET;
+        if (setns(pidfd, flags) < 0)
+                return errno == ESRCH ? sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                                 "the session ended")
+                                      : sbx_internal(e, errno, "failed to join the session");
+        return 0;
+}
+
+static void fill_spec(const struct exec_request *rq, const struct session_state *st,
+                      struct exec_fds *f, char **env, struct exec_spec *spec)
+{
+        *spec = (struct exec_spec){
+                .argv = rq->argv,
+                .envp = env,
+                .workdir = rq->workdir ? rq->workdir : st->workdir,
+                .tty = rq->tty,
+                .errfd = -1,
+                .seccomp = st->seccomp,
+                .nofile = st->nofile,
+                .fsize = st->disk_bytes,
+        };
+        if (rq->tty) {
+                spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = f->pty_slave;
+                return;
+        }
+        spec->stdio[0] = rq->interactive ? f->in[0] : f->null;
+        spec->stdio[1] = f->out[1];
+        spec->stdio[2] = rq->capture ? f->out[1] : f->err[1];
+}
+
+static char **exec_env(const struct exec_request *rq, const struct session_state *st)
+{
+        char term[128] = "TERM=xterm";
+        const char *t = getenv("TERM");
+        if (t && *t && strlen(t) < 100 && !strchr(t, '/'))
+                snprintf(term, sizeof(term), "TERM=%s", t);
+        _cleanup_strv_ char **with_adds = env_merge(st->env, rq->env_add);
+        if (!with_adds || !rq->tty)
+                return TAKE_PTR(with_adds);
+        char *tty_env[] = {term, NULL};
+        return env_merge(with_adds, tty_env);
+}
+
+int exec_join(int pidfd, const struct session_state *st, const struct exec_request *rq,
+              struct exec_result *res, struct sbx_error *e)
+{
+        struct exec_fds f = EXEC_FDS_INIT;
+        struct exec_spec spec;
+        uint64_t start = now_monotonic_ms();
+        _cleanup_strv_ char **env = exec_env(rq, st);
+        int r = env ? make_host_fds(rq, &f, e) : sbx_internal(e, ENOMEM, "out of memory");
+        if (r == 0)
+                r = join_namespaces(pidfd, st, e);
+        if (r == 0)
+                r = make_inside_fds(rq, &f, e);
+        if (r < 0) {
+                exec_fds_close(&f);
+                return r;
+        }
+        fill_spec(rq, st, &f, env, &spec);
+
+        /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns */
+        pid_t b = fork();
+        if (b < 0) {
+                exec_fds_close(&f);
+                return sbx_internal(e, errno, "failed to start the command");
+        }
+        if (b == 0)
+                reaper_main(&f, &spec);
+
+        /* The client keeps the read ends, the write end of stdin and its status socket. */
+        closep(&f.out[1]);
+        closep(&f.err[1]);
+        closep(&f.in[0]);
+        closep(&f.pty_slave);
+        closep(&f.status[1]);
+        closep(&f.null);
+        uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000;
+        r = relay_run(&f, rq, timeout_ms, res, e);
+        res->duration_ms = now_monotonic_ms() - start;
+        exec_fds_close(&f);
+        return r;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+/* The host side of a session: spawning it, supervising it, joining it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../config/config.h"
+#include "../session/state.h"
+#include "../shared/buf.h"
+#include "../shared/error.h"
+
+/* The session init as seen from the host. */
+struct session_proc {
+        pid_t pid;
+        int pidfd;
+};
+
+/*
+ * Clone the session init with every namespace, write its uid/gid maps, and wait until its
+ * root is built (sync points #1 and #2). On failure nothing is left: the init is killed and
+ * reaped. The init dies with the calling process (PDEATHSIG).
+ */
+int session_spawn(const struct sbx_config *c, struct session_proc *out, struct sbx_error *e);
+/* SIGKILL the init (its whole pid namespace dies) and reap it. */
+void session_kill(struct session_proc *p);
+
+/* Create a detached session: runtime entries, supervisor, init. Fills *st on success. */
+int session_create(const struct sbx_config *c, struct session_state *st, struct sbx_error *e);
+
+/* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
+int control_connect(int sessfd, struct sbx_error *e);
+/* Send req, receive the reply text (NUL-terminated) and an optional passed fd (-1 if none). */
+int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fd);
+
+/* Supervisor entry point, in the forked child of `create`. Never returns. */
+_noreturn_ void supervisor_main(const struct sbx_config *c, int rtfd, int sessfd, int lockfd,
+                                const char *id, int report_fd);
+
+/* One command to run in a session. */
+struct exec_request {
+        char **argv;
+        const char *workdir;  /* NULL: the session's */
+        char **env_add;       /* exec -e K=V */
+        bool interactive;     /* -i */
+        bool tty;             /* -T */
+        uint64_t timeout_ms;  /* 0: the session's */
+        bool capture;         /* --json: capture combined output instead of streaming */
+        uint64_t max_output;  /* capture cap in bytes; 0 = unlimited */
+};
+
+struct exec_result {
+        int exit_code;
+        bool timed_out;
+        bool truncated;
+        uint64_t duration_ms;
+        struct buf output; /* captured output (capture mode) */
+        struct sbx_error exec_error; /* set when the command could not be started (126/127) */
+};
+
+/* Join the session whose init is pidfd/state and run rq in it. */
+int exec_join(int pidfd, const struct session_state *st, const struct exec_request *rq,
+              struct exec_result *res, struct sbx_error *e);
+
+/* exec by id or name: connect, get the init's pidfd, exec_join. */
+int exec_in_session(const char *id_or_name, const struct exec_request *rq,
+                    struct exec_result *res, struct sbx_error *e);

@@ -1,0 +1,281 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The exec client's I/O loop: stream (or capture) the command's output as it arrives, forward
+ * stdin with -i, keep a -T terminal in raw mode, and enforce the timeout. One poll loop, no
+ * threads, no sleeps.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/util.h"
+#include "join.h"
+
+struct relay {
+        struct exec_fds *f;
+        const struct exec_request *rq;
+        struct exec_result *res;
+        int src_out, src_err; /* read ends (pty master for both in tty mode) */
+        int dst_in;           /* where caller stdin goes: in[1] or the pty master */
+        bool stdin_open;
+        bool broken[3]; /* caller's fd 1/2 gave EPIPE: keep draining, stop writing */
+        bool got_exit, ended;
+        int wait_status;
+        struct termios saved;
+        bool raw;
+        int sigfd;
+};
+
+static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
+{
+        if (r->rq->capture) {
+                size_t room = n;
+                if (r->rq->max_output) {
+                        size_t left = r->rq->max_output > r->res->output.len
+                                              ? r->rq->max_output - r->res->output.len
+                                              : 0;
+                        if (left < n) {
+                                room = left;
+                                r->res->truncated = true;
+                        }
+                }
+                if (room && buf_append(&r->res->output, p, room) < 0)
+                        r->res->truncated = true;
+                return;
+        }
+        if (r->broken[caller_fd])
+                return;
+        if (write_all(caller_fd, p, n) < 0)
+                r->broken[caller_fd] = true; /* e.g. `sbx exec ... | head`: drop the rest */
+}
+
+/* Read once from *fd; on EOF/EIO close it (set -1). Returns bytes read, 0 on EOF/EAGAIN. */
+static ssize_t pump(struct relay *r, int *fd, int caller_fd)
+{
+        char b[65536];
+        ssize_t n = read(*fd, b, sizeof(b));
+        if (n > 0) {
+                sink(r, caller_fd, b, (size_t)n);
+                return n;
+        }
+        if (n == 0 || (errno != EAGAIN && errno != EINTR))
+                *fd = -1; /* not closed here: exec_fds_close owns it */
+        return 0;
+}
+
+static void forward_stdin(struct relay *r)
+{
+        char b[16384];
+        ssize_t n = read(STDIN_FILENO, b, sizeof(b));
+        if (n > 0) {
+                if (write_all(r->dst_in, b, (size_t)n) < 0)
+                        r->stdin_open = false;
+                return;
+        }
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return;
+        r->stdin_open = false;
+        if (r->rq->tty) {
+                char eot = 4; /* ^D: end of input for the program on the pty */
+                (void)write_all(r->dst_in, &eot, 1);
+        } else {
+                closep(&r->f->in[1]);
+        }
+}
+
+static void on_report(struct relay *r, struct sbx_error *e)
+{
+        struct exec_report rep;
+        ssize_t n = RETRY_EINTR(recv(r->f->status[0], &rep, sizeof(rep), 0));
+        if (n != (ssize_t)sizeof(rep)) {
+                /* B is gone without a word: the session was destroyed under us */
+                sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
+                         "the session ended while the command was running");
+                r->ended = true;
+                return;
+        }
+        if (rep.kind == REPORT_EXEC_ERROR) {
+                struct sbx_error *x = &r->res->exec_error;
+                rep.message[sizeof(rep.message) - 1] = '\0';
+                x->exit_code = rep.exit_code;
+                x->code = rep.exit_code == EXIT_SBX_FAILED ? "internal" : "not_found";
+                snprintf(x->message, sizeof(x->message), "%s", rep.message);
+        } else if (rep.kind == REPORT_EXIT) {
+                r->got_exit = true;
+                r->wait_status = rep.status;
+        }
+}
+
+/* After C ended: take what is already buffered, without waiting for background writers. */
+static void drain(struct relay *r)
+{
+        if (r->src_out >= 0)
+                (void)fd_set_nonblock(r->src_out, true);
+        if (r->src_err >= 0)
+                (void)fd_set_nonblock(r->src_err, true);
+        if (r->rq->tty) {
+                /* The tty layer hands data to the master asynchronously: read until EIO (no
+                 * writer left) or a short quiet period (a background process holds it). */
+                while (r->src_out >= 0) {
+                        struct pollfd p = {.fd = r->src_out, .events = POLLIN};
+                        if (poll(&p, 1, 50) <= 0 || pump(r, &r->src_out, 1) == 0)
+                                break;
+                }
+                return;
+        }
+        while (r->src_out >= 0 && pump(r, &r->src_out, 1) > 0)
+                ;
+        while (r->src_err >= 0 && pump(r, &r->src_err, 2) > 0)
+                ;
+}
+
+static void set_raw(struct relay *r)
+{
+        if (!r->rq->tty || !r->rq->interactive || !isatty(STDIN_FILENO) ||
+            tcgetattr(STDIN_FILENO, &r->saved) < 0)
+                return;
+        struct termios raw = r->saved;
+        cfmakeraw(&raw);
+        if (tcsetattr(STDIN_FILENO, TCSANOW, &raw) == 0)
+                r->raw = true;
+}
+
+static void restore_tty(struct relay *r)
+{
+        if (r->raw)
+                (void)tcsetattr(STDIN_FILENO, TCSANOW, &r->saved);
+        r->raw = false;
+}
+
+/* Timeout: hang up on B, which takes the whole per-exec pid namespace down, and reap it. */
+static void kill_all(struct relay *r)
+{
+        closep(&r->f->status[0]);
+        while (RETRY_EINTR(waitpid(-1, NULL, 0)) > 0)
+                ;
+        r->res->timed_out = true;
+}
+
+static void on_signal(struct relay *r)
+{
+        struct signalfd_siginfo si;
+        while (read(r->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+                if (si.ssi_signo == SIGWINCH) {
+                        struct winsize ws;
+                        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0)
+                                (void)ioctl(r->f->pty_master, TIOCSWINSZ, &ws);
+                        continue;
+                }
+                /* SIGINT/SIGTERM/SIGHUP of the client: the command dies with it */
+                restore_tty(r);
+                closep(&r->f->status[0]);
+                signal((int)si.ssi_signo, SIG_DFL);
+                sigset_t s;
+                sigemptyset(&s);
+                sigaddset(&s, (int)si.ssi_signo);
+                sigprocmask(SIG_UNBLOCK, &s, NULL);
+                raise((int)si.ssi_signo);
+        }
+}
+
+static int setup(struct relay *r)
+{
+        struct exec_fds *f = r->f;
+        signal(SIGPIPE, SIG_IGN);
+        if (r->rq->tty) {
+                r->src_out = f->pty_master;
+                r->src_err = -1;
+                r->dst_in = f->pty_master;
+        } else {
+                r->src_out = f->out[0];
+                r->src_err = f->err[0];
+                r->dst_in = f->in[1];
+        }
+        r->stdin_open = r->rq->interactive;
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGHUP);
+        if (r->rq->tty)
+                sigaddset(&set, SIGWINCH);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        r->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (r->sigfd < 0)
+                return negerrno();
+        set_raw(r);
+        return 0;
+}
+
+static int remaining_ms(uint64_t deadline)
+{
+        uint64_t now = now_monotonic_ms();
+        if (now >= deadline)
+                return 0;
+        uint64_t left = deadline - now;
+        return left > INT32_MAX ? INT32_MAX : (int)left;
+}
+
+int relay_run(struct exec_fds *f, const struct exec_request *rq, uint64_t timeout_ms,
+              struct exec_result *res, struct sbx_error *e)
+{
+        struct relay r = {.f = f, .rq = rq, .res = res, .sigfd = -1};
+        if (setup(&r) < 0)
+                return sbx_internal(e, errno, "failed to set up the output relay");
+        _cleanup_close_ int sigfd = r.sigfd;
+        uint64_t deadline = now_monotonic_ms() + timeout_ms;
+
+        while (!r.got_exit && !r.ended) {
+                struct pollfd p[5] = {
+                        {.fd = f->status[0], .events = POLLIN},
+                        {.fd = r.src_out, .events = POLLIN},
+                        {.fd = r.src_err, .events = POLLIN},
+                        {.fd = r.stdin_open ? STDIN_FILENO : -1, .events = POLLIN},
+                        {.fd = r.sigfd, .events = POLLIN},
+                };
+                int n = poll(p, ARRAY_SIZE(p), remaining_ms(deadline));
+                if (n < 0 && errno != EINTR)
+                        break;
+                if (n == 0) {
+                        kill_all(&r);
+                        break;
+                }
+                if (p[1].revents)
+                        (void)pump(&r, &r.src_out, 1);
+                if (p[2].revents)
+                        (void)pump(&r, &r.src_err, 2);
+                if (p[3].revents)
+                        forward_stdin(&r);
+                if (p[4].revents)
+                        on_signal(&r);
+                if (p[0].revents)
+                        on_report(&r, e);
+        }
+        drain(&r);
+        restore_tty(&r);
+
+        if (res->timed_out) {
+                res->exit_code = EXIT_TIMEOUT;
+                return 0;
+        }
+        if (r.ended && !r.got_exit)
+                return -EPIPE;
+        if (res->exec_error.exit_code)
+                res->exit_code = res->exec_error.exit_code;
+        else if (WIFEXITED(r.wait_status))
+                res->exit_code = WEXITSTATUS(r.wait_status);
+        else if (WIFSIGNALED(r.wait_status))
+                res->exit_code = 128 + WTERMSIG(r.wait_status);
+        else
+                res->exit_code = EXIT_SBX_FAILED;
+        return 0;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../sandbox/sandbox.h"
+#include "../shared/macros.h"
+#include "../shared/sync.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
+#include "launch.h"
+
+static int write_proc_file(pid_t pid, const char *name, const char *text, struct sbx_error *e)
+{
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, name);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write_all(fd, text, strlen(text)) < 0)
+                return sbx_unsupported(e, errno, "failed to write %s of the session", name);
+        return 0;
+}
+
+/*
+ * uid 0 inside is never host root: as root it maps to [security] uid_range, as a user to the
+ * caller's own uid (which is all an unprivileged user may map).
+ */
+static int write_id_maps(const struct sbx_config *c, pid_t pid, struct sbx_error *e)
+{
+        char uid_map[64], gid_map[64];
+        if (geteuid() == 0) {
+                snprintf(uid_map, sizeof(uid_map), "0 %u %u\n", c->uid_range_start,
+                         c->uid_range_count);
+                snprintf(gid_map, sizeof(gid_map), "0 %u %u\n", c->uid_range_start,
+                         c->uid_range_count);
+        } else {
+                snprintf(uid_map, sizeof(uid_map), "0 %u 1\n", (unsigned)geteuid());
+                snprintf(gid_map, sizeof(gid_map), "0 %u 1\n", (unsigned)getegid());
+        }
+        int r = write_proc_file(pid, "setgroups", "deny", e);
+        if (r == 0)
+                r = write_proc_file(pid, "uid_map", uid_map, e);
+        if (r == 0)
+                r = write_proc_file(pid, "gid_map", gid_map, e);
+        return r;
+}
+
+void session_kill(struct session_proc *p)
+{
+        if (p->pidfd >= 0)
+                (void)sys_pidfd_send_signal(p->pidfd, SIGKILL);
+        if (p->pid > 0)
+                (void)RETRY_EINTR(waitpid(p->pid, NULL, 0));
+        closep(&p->pidfd);
+        p->pid = 0;
+}
+
+int session_spawn(const struct sbx_config *c, struct session_proc *out, struct sbx_error *e)
+{
+        int sp[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+                return sbx_internal(e, errno, "failed to create the handshake socket");
+        _cleanup_close_ int parent_end = sp[0], child_end = sp[1];
+
+        /* Host root's supplementary groups must never reach the session. */
+        if (geteuid() == 0 && setgroups(0, NULL) < 0)
+                return sbx_internal(e, errno, "failed to drop supplementary groups");
+
+        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
+                              CLONE_NEWUTS | CLONE_NEWCGROUP;
+        if (c->net != SBX_NET_HOST)
+                flags |= CLONE_NEWNET;
+        pid_t pid = sys_clone_flags(flags);
+        if (pid < 0)
+                return errno == EPERM || errno == EINVAL || errno == ENOSPC
+                               ? sbx_unsupported(e, errno,
+                                                 "failed to create the session's namespaces "
+                                                 "(are user namespaces enabled? see 'sbx "
+                                                 "check')")
+                               : sbx_internal(e, errno, "failed to create the session");
+        if (pid == 0) {
+                closep(&parent_end);
+                session_init_main(c, child_end);
+        }
+        closep(&child_end);
+
+        struct session_proc p = {.pid = pid, .pidfd = sys_pidfd_open(pid, 0)};
+        int r = p.pidfd < 0 ? sbx_unsupported(e, errno, "pidfd_open is not available") : 0;
+        if (r == 0)
+                r = write_id_maps(c, pid, e);
+        /* #1: maps written */
+        if (r == 0 && sync_send_ok(parent_end) < 0)
+                r = sbx_internal(e, errno, "the session init died during setup");
+        /* #2: root built, or the init's own error */
+        if (r == 0)
+                r = sync_wait(parent_end, "the session init", e);
+        if (r < 0) {
+                session_kill(&p);
+                return r;
+        }
+        *out = p;
+        return 0;
+}

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor: one small host process per session. It owns the session's lifetime (TTL,
+ * destroy, the init's death) and answers the control socket. It never runs anything from the
+ * sandbox and never reads a file the sandbox can write.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../session/runtime.h"
+#include "../shared/macros.h"
+#include "../shared/sync.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
+#include "launch.h"
+
+#define MAX_CLIENTS 1024
+
+struct supervisor {
+        const struct sbx_config *cfg;
+        int rtfd, sessfd;
+        struct session_state st;
+        struct session_proc init;
+        int epfd, listenfd, timerfd, sigfd;
+        int busy;             /* exec connections open */
+        bool expiry_pending;  /* the TTL ran out while execs were running */
+        bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
+};
+
+static void detach_stdio(void)
+{
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (null >= 0) {
+                for (int i = 0; i < 3; i++)
+                        dup2(null, i);
+                if (null > 2)
+                        close(null);
+        }
+}
+
+static int arm_ttl(struct supervisor *s, uint64_t ttl_sec)
+{
+        s->st.ttl_sec = ttl_sec;
+        s->st.expires_at = ttl_sec ? now_realtime_sec() + (int64_t)ttl_sec : 0;
+        struct itimerspec its = {.it_value = {.tv_sec = (time_t)ttl_sec}};
+        if (timerfd_settime(s->timerfd, 0, &its, NULL) < 0)
+                return negerrno();
+        return 0;
+}
+
+static int listen_ctl(struct supervisor *s, struct sbx_error *e)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/ctl", s->sessfd);
+        s->listenfd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (s->listenfd < 0 || bind(s->listenfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+            listen(s->listenfd, 128) < 0)
+                return sbx_internal(e, errno, "failed to create the control socket");
+        return 0;
+}
+
+static int epoll_add(int epfd, int fd)
+{
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
+        return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? negerrno() : 0;
+}
+
+static int setup(struct supervisor *s, struct sbx_error *e)
+{
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGTERM);
+        sigaddset(&set, SIGINT);
+        sigaddset(&set, SIGHUP);
+        sigaddset(&set, SIGPIPE);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        s->timerfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+        s->epfd = epoll_create1(EPOLL_CLOEXEC);
+        if (s->sigfd < 0 || s->timerfd < 0 || s->epfd < 0)
+                return sbx_internal(e, errno, "failed to set up the supervisor");
+
+        int r = session_spawn(s->cfg, &s->init, e);
+        if (r < 0)
+                return r;
+        if ((r = listen_ctl(s, e)) < 0)
+                return r;
+        s->st.init_pid = s->init.pid;
+        s->st.supervisor_pid = getpid();
+        s->st.supervisor_start = proc_start_time(getpid());
+        s->st.created_at = now_realtime_sec();
+        if (arm_ttl(s, s->cfg->ttl_sec) < 0 || session_state_write(s->sessfd, &s->st) < 0)
+                return sbx_internal(e, errno, "failed to write the session state");
+        if (epoll_add(s->epfd, s->listenfd) < 0 || epoll_add(s->epfd, s->timerfd) < 0 ||
+            epoll_add(s->epfd, s->sigfd) < 0 || epoll_add(s->epfd, s->init.pidfd) < 0)
+                return sbx_internal(e, errno, "failed to set up the supervisor's event loop");
+        return 0;
+}
+
+/* The end of a session, whatever the reason: nothing of it is left afterwards. */
+_noreturn_ static void end_session(struct supervisor *s)
+{
+        session_kill(&s->init);
+        runtime_name_release(s->rtfd, s->st.name, s->st.id);
+        runtime_remove_session(s->rtfd, s->st.id);
+        _exit(0);
+}
+
+static void send_reply(int fd, const char *text, int pass_fd)
+{
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = (void *)text, .iov_len = strlen(text)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (pass_fd >= 0) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = sizeof(cbuf);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+        }
+        (void)RETRY_EINTR(sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT));
+}
+
+static void close_client(struct supervisor *s, int fd)
+{
+        (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+        if (fd < MAX_CLIENTS && s->exec_conn[fd]) {
+                s->exec_conn[fd] = false;
+                s->busy--;
+        }
+        close(fd);
+        if (s->busy == 0 && s->expiry_pending)
+                end_session(s);
+}
+
+static void handle_request(struct supervisor *s, int fd)
+{
+        char req[128];
+        ssize_t n = RETRY_EINTR(recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT));
+        if (n <= 0) {
+                if (n == 0 || errno != EAGAIN)
+                        close_client(s, fd);
+                return;
+        }
+        req[n] = '\0';
+        unsigned long long ttl;
+        char reply[128];
+
+        if (strcmp(req, "EXEC") == 0) {
+                if (fd < MAX_CLIENTS && !s->exec_conn[fd]) {
+                        s->exec_conn[fd] = true;
+                        s->busy++;
+                }
+                send_reply(fd, "OK", s->init.pidfd);
+        } else if (strcmp(req, "PING") == 0) {
+                send_reply(fd, "OK", -1);
+        } else if (sscanf(req, "RENEW %llu", &ttl) == 1) {
+                (void)arm_ttl(s, (uint64_t)ttl);
+                (void)session_state_write(s->sessfd, &s->st);
+                snprintf(reply, sizeof(reply), "OK %lld %llu", (long long)s->st.expires_at,
+                         (unsigned long long)s->st.ttl_sec);
+                send_reply(fd, reply, -1);
+        } else if (strcmp(req, "DESTROY") == 0) {
+                session_kill(&s->init);
+                runtime_name_release(s->rtfd, s->st.name, s->st.id);
+                runtime_remove_session(s->rtfd, s->st.id);
+                send_reply(fd, "OK", -1);
+                _exit(0);
+        } else {
+                send_reply(fd, "ERR unknown request", -1);
+        }
+}
+
+static void accept_client(struct supervisor *s)
+{
+        int fd = accept4(s->listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+                return;
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        /* Only the session's owner may talk to it (the runtime dir is 0700 too). */
+        if (fd >= MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+            cred.uid != geteuid() || epoll_add(s->epfd, fd) < 0) {
+                close(fd);
+                return;
+        }
+}
+
+_noreturn_ static void event_loop(struct supervisor *s)
+{
+        for (;;) {
+                struct epoll_event ev[32];
+                int n = epoll_wait(s->epfd, ev, ARRAY_SIZE(ev), -1);
+                if (n < 0 && errno != EINTR)
+                        end_session(s);
+                for (int i = 0; i < n; i++) {
+                        int fd = ev[i].data.fd;
+                        if (fd == s->init.pidfd || fd == s->sigfd) {
+                                end_session(s); /* the init died, or we were told to stop */
+                        } else if (fd == s->timerfd) {
+                                uint64_t ticks;
+                                if (read(s->timerfd, &ticks, sizeof(ticks)) < 0)
+                                        continue;
+                                if (s->st.ttl_sec == 0)
+                                        continue;
+                                if (s->busy == 0)
+                                        end_session(s);
+                                s->expiry_pending = true;
+                        } else if (fd == s->listenfd) {
+                                accept_client(s);
+                        } else {
+                                handle_request(s, fd);
+                        }
+                }
+        }
+}
+
+_noreturn_ void supervisor_main(const struct sbx_config *c, int rtfd, int sessfd, int lockfd,
+                                const char *id, int report_fd)
+{
+        struct supervisor s = {.cfg = c, .rtfd = rtfd, .sessfd = sessfd, .init.pidfd = -1,
+                               .listenfd = -1};
+        struct sbx_error e = {0};
+
+        setsid();
+        detach_stdio();
+        /* Whatever the caller leaked stays with the caller (a pipe held open here would make
+         * `$(sbx create)` or a test harness wait forever). */
+        int keep[] = {rtfd, sessfd, lockfd, report_fd};
+        close_all_except(keep, ARRAY_SIZE(keep));
+        (void)prctl(PR_SET_NAME, "sbx-supervisor");
+        (void)lockfd; /* held open (and locked) for the whole life of this process */
+
+        memcpy(s.st.id, id, SESSION_ID_LEN + 1);
+        s.st.name = c->name;
+        s.st.timeout_sec = c->timeout_sec;
+        s.st.workdir = c->workdir;
+        s.st.hostname = c->hostname;
+        s.st.seccomp = c->seccomp;
+        s.st.net = c->net;
+        s.st.nofile = c->nofile;
+        s.st.disk_bytes = c->disk_bytes;
+        s.st.read_only = c->read_only;
+        s.st.env = session_env_build(c);
+        if (!s.st.env) {
+                sbx_internal(&e, ENOMEM, "failed to build the session environment");
+                goto fail;
+        }
+        if (setup(&s, &e) < 0)
+                goto fail;
+        /* #3: the session is ready */
+        (void)sync_send_ok(report_fd);
+        close(report_fd);
+        event_loop(&s);
+fail:
+        session_kill(&s.init);
+        runtime_name_release(rtfd, c->name, id);
+        runtime_remove_session(rtfd, id);
+        (void)sync_send_error(report_fd, &e);
+        _exit(1);
+}

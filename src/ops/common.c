@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: MIT */
+#include "common.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ops.h"
+
+static const char *errno_code(int errnum)
+{
+        switch (errnum) {
+        case ENOENT:
+        case ENOTDIR:
+        case ELOOP:
+        case EISDIR:
+                return "not_found";
+        case EEXIST:
+                return "exists";
+        case ENOSPC:
+        case EDQUOT:
+        case EFBIG:
+        case ENAMETOOLONG:
+        case EMFILE:
+        case ENFILE:
+        case ENOMEM:
+        case EOVERFLOW:
+                return "limit";
+        case EACCES:
+        case EPERM:
+        case EROFS:
+        case ETXTBSY:
+                return "unsupported";
+        default:
+                return "internal";
+        }
+}
+
+int ops_fail_errno(struct sbx_error *e, int errnum, const char *fmt, ...)
+{
+        if (errnum < 0)
+                errnum = -errnum;
+        if (errnum == 0)
+                errnum = EIO;
+        if (e->exit_code != 0)
+                return -errnum;
+
+        char msg[sizeof(e->message)];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
+        va_end(ap);
+        return sbx_fail(e, EXIT_FAILED, errno_code(errnum), errnum, "%s", msg);
+}
+
+int ops_fail_silent(struct sbx_error *e)
+{
+        if (e->exit_code == 0) {
+                e->exit_code = EXIT_FAILED;
+                e->code = "not_found";
+                e->message[0] = '\0';
+        }
+        return -ENOENT;
+}
+
+int ops_oom(struct sbx_error *e)
+{
+        return sbx_internal(e, ENOMEM, "failed to build the output");
+}
+
+int ops_path_normalize(const char *abs, struct buf *out)
+{
+        /* Component stack: offsets in out->data where each kept component starts. */
+        size_t len = strlen(abs);
+        _cleanup_free_ size_t *starts = malloc((len / 2 + 2) * sizeof(size_t));
+        size_t depth = 0;
+
+        if (!starts)
+                return -ENOMEM;
+        out->len = 0;
+        int r = buf_append(out, "/", 1);
+        if (r < 0)
+                return r;
+        for (const char *p = abs; *p;) {
+                while (*p == '/')
+                        p++;
+                const char *end = strchrnul(p, '/');
+                size_t n = (size_t)(end - p);
+                if (n == 0 || (n == 1 && p[0] == '.')) {
+                        /* nothing */
+                } else if (n == 2 && p[0] == '.' && p[1] == '.') {
+                        if (depth > 0)
+                                out->len = starts[--depth];
+                } else {
+                        starts[depth++] = out->len;
+                        if (out->len > 1 && (r = buf_append(out, "/", 1)) < 0)
+                                return r;
+                        if ((r = buf_append(out, p, n)) < 0)
+                                return r;
+                }
+                p = end;
+        }
+        if (out->len == 0)
+                out->len = 1; /* ".." popped back to the root */
+        out->data[out->len] = '\0';
+        return 0;
+}
+
+int ops_path_abs(const char *path, struct buf *out)
+{
+        _cleanup_buf_ struct buf joined = {0};
+        int r;
+
+        if (path[0] != '/') {
+                _cleanup_free_ char *cwd = getcwd(NULL, 0);
+                if (!cwd)
+                        return negerrno();
+                if ((r = buf_puts(&joined, cwd)) < 0 || (r = buf_append(&joined, "/", 1)) < 0)
+                        return r;
+        }
+        if ((r = buf_puts(&joined, path)) < 0)
+                return r;
+        return ops_path_normalize(joined.data, out);
+}
+
+int ops_path_join(struct buf *dir, const char *rel, size_t rel_len)
+{
+        int r = 0;
+        if (!(dir->len == 1 && dir->data[0] == '/'))
+                r = buf_append(dir, "/", 1);
+        return r < 0 ? r : buf_append(dir, rel, rel_len);
+}
+
+bool ops_is_text(const char *p, size_t n)
+{
+        size_t probe = n < OPS_TEXT_PROBE ? n : OPS_TEXT_PROBE;
+        size_t check = n < OPS_TEXT_PROBE + 3 ? n : OPS_TEXT_PROBE + 3;
+
+        if (memchr(p, '\0', probe))
+                return false;
+        return utf8_valid_prefix(p, check) >= probe;
+}
+
+char ops_type_char(mode_t mode)
+{
+        if (S_ISDIR(mode))
+                return 'd';
+        if (S_ISREG(mode))
+                return '-';
+        if (S_ISLNK(mode))
+                return 'l';
+        return '?';
+}
+
+void ops_format_time(int64_t sec, char out[static 21])
+{
+        const int64_t min = -30610224000LL; /* 1000-01-01T00:00:00Z */
+        const int64_t max = 253402300799LL; /* 9999-12-31T23:59:59Z */
+        format_rfc3339(sec < min ? min : sec > max ? max : sec, out);
+}
+
+int ops_entry_line(struct buf *out, const struct stat *st, const char *name)
+{
+        char t[21];
+        ops_format_time((int64_t)st->st_mtim.tv_sec, t);
+        return buf_printf(out, "%c %lld %s %s\n", ops_type_char(st->st_mode),
+                          (long long)st->st_size, t, name);
+}
+
+int ops_entry_json(struct buf *out, const struct stat *st, const char *abs_path)
+{
+        char t[21];
+        int r;
+
+        ops_format_time((int64_t)st->st_mtim.tv_sec, t);
+        if ((r = buf_puts(out, "{\"path\":")) < 0 || (r = json_cstr(out, abs_path)) < 0)
+                return r;
+        return buf_printf(out, ",\"is_dir\":%s,\"size\":%lld,\"modified_at\":\"%s\"}",
+                          S_ISDIR(st->st_mode) ? "true" : "false", (long long)st->st_size, t);
+}

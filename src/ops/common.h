@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/* Helpers shared by the file operations: errors, absolute paths, text probing, entries. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+
+#include "../shared/buf.h"
+#include "../shared/error.h"
+
+/*
+ * Fail with exit 1 and the code ops.h maps errnum to; ": strerror(errnum)" is appended.
+ * Returns -errnum.
+ */
+int ops_fail_errno(struct sbx_error *e, int errnum, const char *fmt, ...) _printf_(3, 4);
+/* Exit 1 with an empty message: the CLI prints nothing (grep without a match). */
+int ops_fail_silent(struct sbx_error *e);
+/* Out of memory while building output. */
+int ops_oom(struct sbx_error *e);
+
+/*
+ * Normalise an absolute path lexically into out (replacing its content): duplicate slashes,
+ * "." and ".." folded, no trailing slash ("/" stays "/"). 0 or -ENOMEM.
+ */
+int ops_path_normalize(const char *abs, struct buf *out);
+/* path made absolute against getcwd() and normalised. 0 or -errno. */
+int ops_path_abs(const char *path, struct buf *out);
+/* Append "/" (unless dir is "/") and rel to dir. 0 or -ENOMEM. */
+int ops_path_join(struct buf *dir, const char *rel, size_t rel_len);
+
+/*
+ * Is p[0..n) text: no NUL and valid UTF-8 in the first OPS_TEXT_PROBE bytes? A multibyte
+ * sequence cut at the probe boundary is text when the bytes after it (still in p) complete
+ * it, or when n ends there (a file longer than the probe is read in bigger chunks).
+ */
+bool ops_is_text(const char *p, size_t n);
+
+/* Entry formatting shared by ls and glob. */
+char ops_type_char(mode_t mode);
+/* "YYYY-MM-DDTHH:MM:SSZ" of sec, clamped to years 1000..9999. */
+void ops_format_time(int64_t sec, char out[static 21]);
+/* "T SIZE MTIME NAME\n" */
+int ops_entry_line(struct buf *out, const struct stat *st, const char *name);
+/* {"path":..,"is_dir":..,"size":..,"modified_at":..} (no separator). */
+int ops_entry_json(struct buf *out, const struct stat *st, const char *abs_path);

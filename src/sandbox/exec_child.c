@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The last process before the payload. Its setup is an ordered checklist (STYLE.md 7):
+ * capabilities are dropped before seccomp, and seccomp is the last step before execve.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
+#include "sandbox.h"
+#include "seccomp.h"
+
+extern char **environ;
+
+static int step_stdio(const struct exec_spec *s, struct sbx_error *e)
+{
+        /* Move the sources above 2 first so dup2 never clobbers one with another. */
+        int moved[3];
+        for (int i = 0; i < 3; i++) {
+                moved[i] = fcntl(s->stdio[i], F_DUPFD_CLOEXEC, 3);
+                if (moved[i] < 0)
+                        return sbx_internal(e, errno, "failed to set up fd %d", i);
+        }
+        for (int i = 0; i < 3; i++)
+                if (dup2(moved[i], i) < 0)
+                        return sbx_internal(e, errno, "failed to set up fd %d", i);
+        return 0;
+}
+
+static int step_session(const struct exec_spec *s, struct sbx_error *e)
+{
+        /* A new session: the payload can never reach the caller's terminal (TIOCSTI). */
+        if (setsid() < 0)
+                return sbx_internal(e, errno, "failed to start a new session");
+        if (s->tty && ioctl(0, TIOCSCTTY, 0) < 0)
+                return sbx_internal(e, errno, "failed to take the pty as controlling terminal");
+        return 0;
+}
+
+static int step_workdir(const struct exec_spec *s, struct sbx_error *e)
+{
+        if (chdir(s->workdir) < 0)
+                return sbx_fail(e, EXIT_SBX_FAILED, "not_found", errno,
+                                "failed to enter workdir '%s'", s->workdir);
+        /* CVE-2024-21626: the cwd must be inside the session's root */
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof(cwd)) || cwd[0] != '/')
+                return sbx_internal(e, EXDEV, "workdir '%s' is outside the session root",
+                                    s->workdir);
+        return 0;
+}
+
+static int step_rlimits(const struct exec_spec *s, struct sbx_error *e)
+{
+        struct rlimit core = {0, 0};
+        if (setrlimit(RLIMIT_CORE, &core) < 0)
+                return sbx_internal(e, errno, "failed to set RLIMIT_CORE");
+        struct rlimit cur;
+        if (getrlimit(RLIMIT_NOFILE, &cur) < 0)
+                return sbx_internal(e, errno, "failed to read RLIMIT_NOFILE");
+        /* Never above what this process may hold: a lower limit is still the asked-for bound. */
+        rlim_t nofile = s->nofile < cur.rlim_max ? s->nofile : cur.rlim_max;
+        struct rlimit nf = {nofile, nofile};
+        if (setrlimit(RLIMIT_NOFILE, &nf) < 0)
+                return sbx_internal(e, errno, "failed to set RLIMIT_NOFILE");
+        if (s->fsize) {
+                struct rlimit fs = {s->fsize, s->fsize};
+                if (getrlimit(RLIMIT_FSIZE, &cur) == 0 && cur.rlim_max < s->fsize)
+                        fs.rlim_cur = fs.rlim_max = cur.rlim_max;
+                if (setrlimit(RLIMIT_FSIZE, &fs) < 0)
+                        return sbx_internal(e, errno, "failed to set RLIMIT_FSIZE");
+        }
+        return 0;
+}
+
+static int step_close_fds(const struct exec_spec *s, struct sbx_error *e)
+{
+        /* Everything above 2 is closed at execve, whatever the caller leaked (CVE-2024-21626);
+         * errfd stays usable until then to report a failed execve. */
+        if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) == 0)
+                return 0;
+        for (int fd = 3; fd < 65536; fd++)
+                if (fd != s->errfd)
+                        (void)close(fd);
+        return 0;
+        (void)e;
+}
+
+_noreturn_ void exec_child_run(const struct exec_spec *s)
+{
+        struct sbx_error e = {0};
+        int r = step_stdio(s, &e);
+        if (r == 0)
+                r = step_session(s, &e);
+        if (r == 0)
+                r = creds_become_sandbox_user(&e);
+        if (r == 0)
+                r = step_workdir(s, &e);
+        if (r == 0)
+                r = step_rlimits(s, &e);
+        if (r == 0)
+                r = step_close_fds(s, &e);
+        if (r == 0)
+                r = creds_lock_down(&e);
+        if (r == 0)
+                r = seccomp_apply(s->seccomp, &e);
+        if (r == 0) {
+                environ = s->envp;
+                execvp(s->argv[0], s->argv);
+                int err = errno;
+                r = sbx_fail(&e, err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE,
+                             "not_found", err, "failed to execute '%s'", s->argv[0]);
+        }
+        (void)write_all(s->errfd, &e, sizeof(e));
+        _exit(e.exit_code ? e.exit_code : EXIT_SBX_FAILED);
+}

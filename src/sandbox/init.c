@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The session init: pid 1 of the session. It builds the root, reports ready, then does the
+ * only thing pid 1 must do: reap. It is a fork of sbx that never execs, so it is made
+ * non-dumpable before anything inside can see it (CVE-2019-5736: /proc/1/exe is the sbx binary).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../shared/sync.h"
+#include "../shared/syscalls.h"
+#include "rootfs.h"
+#include "sandbox.h"
+#include "seccomp.h"
+
+static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error *e)
+{
+        struct rootfs_sources src = {.base_fd = -1};
+        int r = rootfs_prepare(c, &src, e);
+
+        /* #1: the supervisor has written our uid/gid maps */
+        if (r == 0)
+                r = sync_wait(sync_fd, "the supervisor", e);
+        if (r == 0)
+                r = creds_become_sandbox_user(e);
+        if (r == 0 && sethostname(c->hostname, strlen(c->hostname)) < 0)
+                r = sbx_internal(e, errno, "failed to set the hostname '%s'", c->hostname);
+        if (r == 0 && c->net != SBX_NET_HOST)
+                r = netif_loopback_up(e);
+        if (r == 0)
+                r = rootfs_build(c, &src, e);
+        rootfs_sources_close(&src);
+        return r;
+}
+
+_noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd)
+{
+        struct sbx_error e = {0};
+
+        (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+        (void)prctl(PR_SET_DUMPABLE, 0);
+        (void)prctl(PR_SET_NAME, "sbx-init");
+
+        int r = init_setup(c, sync_fd, &e);
+        if (r == 0) {
+                /* credential changes reset dumpable: set it again */
+                (void)prctl(PR_SET_DUMPABLE, 0);
+                r = creds_lock_down(&e);
+        }
+        if (r == 0)
+                r = seccomp_apply(c->seccomp, &e);
+        if (r < 0) {
+                (void)sync_send_error(sync_fd, &e);
+                _exit(1);
+        }
+        /* #2: ready */
+        (void)sync_send_ok(sync_fd);
+        (void)sys_close_range(3, ~0U, 0);
+
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        for (;;) {
+                int sig;
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                (void)sigwait(&set, &sig);
+        }
+}

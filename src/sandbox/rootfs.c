@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+#include "rootfs.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+
+#include "../shared/macros.h"
+#include "../shared/syscalls.h"
+#include "mounts.h"
+
+void rootfs_sources_close(struct rootfs_sources *s)
+{
+        closep(&s->base_fd);
+        for (size_t i = 0; i < s->n_volumes; i++)
+                closep(&s->volume_fds[i]);
+        free(s->volume_fds);
+        s->volume_fds = NULL;
+        s->n_volumes = 0;
+}
+
+int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struct sbx_error *e)
+{
+        *src = (struct rootfs_sources){.base_fd = -1};
+
+        /* Nothing we mount from here on may propagate back to the host. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return sbx_internal(e, errno, "failed to make the mount namespace private");
+
+        if (c->rootfs && strcmp(c->rootfs, "host") != 0) {
+                src->base_fd = open(c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (src->base_fd < 0)
+                        return sbx_fail(e, EXIT_USAGE, "usage", errno,
+                                        "invalid --rootfs '%s': cannot open it as a directory",
+                                        c->rootfs);
+        }
+        src->volume_fds = calloc(c->n_mounts ? c->n_mounts : 1, sizeof(int));
+        if (!src->volume_fds)
+                return -ENOMEM;
+        src->n_volumes = c->n_mounts;
+        for (size_t i = 0; i < c->n_mounts; i++) {
+                src->volume_fds[i] = open(c->mounts[i].host, O_PATH | O_CLOEXEC);
+                if (src->volume_fds[i] < 0)
+                        return sbx_fail(e, EXIT_USAGE, "usage", errno,
+                                        "failed to open volume source '%s'", c->mounts[i].host);
+        }
+        return 0;
+}
+
+/* The host's merged-/usr links (or, on a split-/usr host, read-only binds of the dirs). */
+static int setup_usr_links(int rootfd, int hostfd, struct sbx_error *e)
+{
+        static const char *const dirs[] = {"bin", "sbin", "lib", "lib32", "lib64", "libx32"};
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+                char target[256];
+                ssize_t n = readlinkat(hostfd, dirs[i], target, sizeof(target) - 1);
+                if (n >= 0) {
+                        target[n] = '\0';
+                        if (symlinkat(target, rootfd, dirs[i]) < 0)
+                                return sbx_internal(e, errno, "failed to link /%s", dirs[i]);
+                        continue;
+                }
+                if (errno == ENOENT)
+                        continue;
+                _cleanup_close_ int src = openat(hostfd, dirs[i], O_PATH | O_DIRECTORY |
+                                                                          O_NOFOLLOW | O_CLOEXEC);
+                if (src < 0)
+                        continue;
+                char path[16];
+                snprintf(path, sizeof(path), "/%s", dirs[i]);
+                _cleanup_close_ int t = mnt_open_target(rootfd, path, true, e);
+                if (t < 0)
+                        return t;
+                int r = mnt_bind(src, t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, path, e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* /usr: an overlay over the host's /usr (writes land in the layer), or read-only. */
+static int setup_usr(const struct sbx_config *c, int rootfd, struct sbx_error *e)
+{
+        _cleanup_close_ int t = mnt_open_target(rootfd, "/usr", true, e);
+        if (t < 0)
+                return t;
+        if (c->read_only) {
+                _cleanup_close_ int src = open("/oldroot/usr", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (src < 0)
+                        return sbx_internal(e, errno, "failed to open the host's /usr");
+                return mnt_bind(src, t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, "/usr", e);
+        }
+        if (mkdir("/upper/usr", 0755) < 0 || mkdir("/work/usr", 0755) < 0)
+                return sbx_internal(e, errno, "failed to create the /usr overlay dirs");
+        const char *opts[] = {"lowerdir", "/oldroot/usr", "upperdir", "/upper/usr",
+                              "workdir",  "/work/usr",    "userxattr", NULL,
+                              NULL};
+        struct sbx_error sub = {0};
+        int r = mnt_new_fs("overlay", opts, MOUNT_ATTR_NODEV, t, "/usr", &sub);
+        if (r < 0)
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", 0,
+                                "overlayfs in a user namespace is not available here (%s); use "
+                                "--read-only to run on a read-only base",
+                                sub.message);
+        return 0;
+}
+
+/* --rootfs DIR: the new root is an overlay of DIR (or a read-only bind of it). */
+static int mount_custom_base(const struct sbx_config *c, const struct rootfs_sources *src,
+                             int newrootfd, struct sbx_error *e)
+{
+        if (c->read_only)
+                return mnt_bind(src->base_fd, newrootfd, MOUNT_ATTR_RDONLY | MNT_SECURE,
+                                c->rootfs, e);
+        char lower[64];
+        snprintf(lower, sizeof(lower), "/oldroot/proc/self/fd/%d", src->base_fd);
+        if (mkdir("/upper/root", 0755) < 0 || mkdir("/work/root", 0755) < 0)
+                return sbx_internal(e, errno, "failed to create the root overlay dirs");
+        const char *opts[] = {"lowerdir", lower,        "upperdir", "/upper/root", "workdir",
+                              "/work/root", "userxattr", NULL,      NULL};
+        struct sbx_error sub = {0};
+        if (mnt_new_fs("overlay", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, newrootfd,
+                       c->rootfs, &sub) < 0)
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", 0,
+                                "overlayfs over '%s' in a user namespace is not available here "
+                                "(%s); use --read-only",
+                                c->rootfs, sub.message);
+        return 0;
+}
+
+static int bind_layer_dir(int rootfd, const char *layer_dir, const char *target,
+                          struct sbx_error *e)
+{
+        _cleanup_close_ int src = open(layer_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (src < 0)
+                return sbx_internal(e, errno, "failed to open '%s'", layer_dir);
+        _cleanup_close_ int t = mnt_open_target(rootfd, target, true, e);
+        if (t < 0)
+                return t;
+        return mnt_bind(src, t, MNT_SECURE, target, e);
+}
+
+static int setup_volumes(const struct sbx_config *c, const struct rootfs_sources *src,
+                         int rootfd, struct sbx_error *e)
+{
+        for (size_t i = 0; i < c->n_mounts; i++) {
+                const struct sbx_mount *m = &c->mounts[i];
+                struct stat st;
+                if (fstat(src->volume_fds[i], &st) < 0)
+                        return sbx_internal(e, errno, "failed to stat '%s'", m->host);
+                _cleanup_close_ int t = mnt_open_target(rootfd, m->sandbox, S_ISDIR(st.st_mode), e);
+                if (t < 0)
+                        return t;
+                int r = mnt_bind(src->volume_fds[i], t,
+                                 MNT_SECURE | (m->read_only ? MOUNT_ATTR_RDONLY : 0), m->sandbox,
+                                 e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int make_layer(const struct sbx_config *c, struct sbx_error *e)
+{
+        char size[32], inodes[32];
+        uint64_t n_inodes = c->disk_bytes / 4096;
+        snprintf(size, sizeof(size), "%llu", (unsigned long long)c->disk_bytes);
+        snprintf(inodes, sizeof(inodes), "%llu",
+                 (unsigned long long)(n_inodes < 1024 ? 1024 : n_inodes > 4194304 ? 4194304
+                                                                                   : n_inodes));
+        const char *opts[] = {"size", size, "nr_inodes", inodes, "mode", "0755", NULL, NULL};
+        _cleanup_close_ int t = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (t < 0)
+                return sbx_internal(e, errno, "failed to open a scratch mount point");
+        int r = mnt_new_fs("tmpfs", opts, MNT_SECURE, t, "the writable layer", e);
+        if (r < 0)
+                return r;
+        if (chdir("/tmp") < 0)
+                return sbx_internal(e, errno, "failed to enter the writable layer");
+        static const char *const dirs[] = {"oldroot", "newroot", "upper", "work", "workspace",
+                                           "tmp"};
+        for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+                if (mkdir(dirs[i], 0755) < 0)
+                        return sbx_internal(e, errno, "failed to create '%s' in the layer",
+                                            dirs[i]);
+        if (chmod("tmp", 01777) < 0)
+                return sbx_internal(e, errno, "failed to chmod /tmp");
+        /* The layer becomes "/" and the host root "/oldroot" until the final pivot. */
+        if (sys_pivot_root(".", "oldroot") < 0 || chdir("/") < 0)
+                return sbx_internal(e, errno, "failed to pivot into the writable layer");
+        return 0;
+}
+
+static int final_pivot(int rootfd, struct sbx_error *e)
+{
+        if (umount2("/oldroot", MNT_DETACH) < 0)
+                return sbx_internal(e, errno, "failed to detach the host root");
+        if (fchdir(rootfd) < 0 || sys_pivot_root(".", ".") < 0)
+                return sbx_internal(e, errno, "failed to pivot_root into the session root");
+        /* The layer's own root (with upper/ and work/) is stacked below: drop it. */
+        if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+                return sbx_internal(e, errno, "failed to detach the old root");
+        return 0;
+}
+
+static int open_newroot(const struct sbx_config *c, const struct rootfs_sources *src,
+                        struct sbx_error *e)
+{
+        _cleanup_close_ int t = open("/newroot", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (t < 0)
+                return sbx_internal(e, errno, "failed to open the new root");
+        int r = src->base_fd >= 0 ? mount_custom_base(c, src, t, e)
+                                  : mnt_bind(t, t, MNT_SECURE, "/", e);
+        if (r < 0)
+                return r;
+        /* Re-open: the fd must refer to the mount just stacked on /newroot. */
+        int fd = open("/newroot", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? sbx_internal(e, errno, "failed to open the new root") : fd;
+}
+
+int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
+                 struct sbx_error *e)
+{
+        int r = make_layer(c, e);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int rootfd = open_newroot(c, src, e);
+        if (rootfd < 0)
+                return rootfd;
+        _cleanup_close_ int hostfd = open("/oldroot", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (hostfd < 0)
+                return sbx_internal(e, errno, "failed to open the host root");
+
+        if (src->base_fd < 0) {
+                if ((r = setup_usr(c, rootfd, e)) < 0 || (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
+                    (r = rootfs_setup_etc(c, rootfd, hostfd, e)) < 0)
+                        return r;
+                static const char *const empty[] = {"/var/tmp", "/run", "/home"};
+                for (size_t i = 0; i < ARRAY_SIZE(empty); i++) {
+                        _cleanup_close_ int d = mnt_open_target(rootfd, empty[i], true, e);
+                        if (d < 0)
+                                return d;
+                }
+                if (fchmodat(rootfd, "var/tmp", 01777, 0) < 0)
+                        return sbx_internal(e, errno, "failed to chmod /var/tmp");
+        }
+        if ((r = bind_layer_dir(rootfd, "/workspace", "/workspace", e)) < 0 ||
+            (r = bind_layer_dir(rootfd, "/tmp", "/tmp", e)) < 0 ||
+            (r = setup_volumes(c, src, rootfd, e)) < 0 ||
+            (r = rootfs_setup_dev(c, rootfd, hostfd, e)) < 0 ||
+            (r = rootfs_setup_proc(rootfd, hostfd, e)) < 0)
+                return r;
+        if (c->workdir) {
+                _cleanup_close_ int w = mnt_open_target(rootfd, c->workdir, true, e);
+                if (w < 0)
+                        return w;
+        }
+        if (c->read_only) {
+                _cleanup_close_ int rfd = open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (rfd < 0 || (r = mnt_setattr(rfd, MOUNT_ATTR_RDONLY, false, "/", e)) < 0)
+                        return rfd < 0 ? sbx_internal(e, errno, "failed to open the root") : r;
+        }
+        return final_pivot(rootfd, e);
+}

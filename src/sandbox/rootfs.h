@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Building a session's root inside its new mount namespace (docs/DESIGN.md, "The session's
+ * filesystem"). Runs in the session init before pivot_root.
+ */
+#pragma once
+
+#include "../config/config.h"
+#include "../shared/error.h"
+
+/* Host-side sources, opened while the init still has the caller's own file access rights. */
+struct rootfs_sources {
+        int base_fd;     /* O_PATH of --rootfs DIR, or -1 for the host base */
+        int *volume_fds; /* one O_PATH fd per config mount; -1 = skipped */
+        size_t n_volumes;
+};
+
+void rootfs_sources_close(struct rootfs_sources *s);
+
+/* Make every mount private and open the sources (before the uid switch). */
+int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struct sbx_error *e);
+
+/* Build the root from the sources and pivot into it. The caller's cwd is "/" afterwards. */
+int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
+                 struct sbx_error *e);
+
+/* Parts of the build, one file each. rootfd: the new root; hostfd: the old root. */
+int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct sbx_error *e);
+int rootfs_setup_dev(const struct sbx_config *c, int rootfd, int hostfd, struct sbx_error *e);
+int rootfs_setup_proc(int rootfd, int hostfd, struct sbx_error *e);

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* The child side: what runs inside a session's namespaces. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../config/config.h"
+#include "../shared/error.h"
+
+/* Bring up lo in the session's network namespace. */
+int netif_loopback_up(struct sbx_error *e);
+
+/*
+ * Become uid/gid 0 of the session (an unprivileged host id), without supplementary groups
+ * where the kernel lets us drop them.
+ */
+int creds_become_sandbox_user(struct sbx_error *e);
+
+/*
+ * Drop every capability (effective, permitted, inheritable, ambient, bounding), lock the
+ * securebits so uid 0 never regains any on execve, and set no_new_privs.
+ */
+int creds_lock_down(struct sbx_error *e);
+
+/*
+ * The session init (pid 1), run in the child of clone() with all namespaces. sync_fd is the
+ * SOCK_SEQPACKET end shared with the supervisor (sync points #1 and #2 of docs/DESIGN.md).
+ * Never returns.
+ */
+_noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd);
+
+/* What the last process before the payload needs (docs/DESIGN.md, exec). */
+struct exec_spec {
+        char **argv;
+        char **envp;
+        const char *workdir;
+        int stdio[3];      /* fds to install as 0, 1, 2 */
+        bool tty;          /* stdio[0] is a pty slave: make it the controlling terminal */
+        int errfd;         /* CLOEXEC: receives the errno of a failed step */
+        enum sbx_seccomp_profile seccomp;
+        uint64_t nofile;
+        uint64_t fsize;    /* RLIMIT_FSIZE */
+};
+
+/* The exec checklist; runs in the final child and never returns (exit 125/126/127 on error). */
+_noreturn_ void exec_child_run(const struct exec_spec *s);

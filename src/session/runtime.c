@@ -1,0 +1,229 @@
+/* SPDX-License-Identifier: MIT */
+#include "runtime.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "../shared/macros.h"
+#include "../shared/util.h"
+
+static int runtime_path(char *out, size_t n)
+{
+        const char *env = getenv("SBX_RUNTIME_DIR");
+        int k;
+
+        if (env && *env)
+                k = snprintf(out, n, "%s", env);
+        else if (geteuid() == 0)
+                k = snprintf(out, n, "/run/sbx");
+        else if ((env = getenv("XDG_RUNTIME_DIR")) && *env == '/')
+                k = snprintf(out, n, "%s/sbx", env);
+        else
+                k = snprintf(out, n, "/tmp/sbx-%u", (unsigned)geteuid());
+        if (k < 0 || (size_t)k >= n)
+                return -ENAMETOOLONG;
+        return 0;
+}
+
+int runtime_open(int *ret_fd, struct sbx_error *e)
+{
+        char path[PATH_MAX];
+        int r = runtime_path(path, sizeof(path));
+        if (r < 0)
+                return sbx_usage(e, "runtime directory path is too long");
+        if (path[0] != '/')
+                return sbx_usage(e, "SBX_RUNTIME_DIR '%s' must be an absolute path", path);
+
+        if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                return sbx_unsupported(e, errno, "failed to create runtime directory '%s'", path);
+
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return sbx_unsupported(e, errno,
+                                       "failed to open runtime directory '%s' (it must be a "
+                                       "directory, not a symlink)",
+                                       path);
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return sbx_unsupported(e, errno, "failed to stat runtime directory '%s'", path);
+        if (st.st_uid != geteuid())
+                return sbx_unsupported(e, 0,
+                                       "runtime directory '%s' is owned by uid %u, not by you "
+                                       "(uid %u): refusing to use it",
+                                       path, (unsigned)st.st_uid, (unsigned)geteuid());
+        if (st.st_mode & 0077)
+                return sbx_unsupported(e, 0,
+                                       "runtime directory '%s' has mode %03o: it must be 0700 "
+                                       "(chmod 700 '%s')",
+                                       path, (unsigned)(st.st_mode & 0777), path);
+        if (mkdirat(fd, "names", 0700) < 0 && errno != EEXIST)
+                return sbx_unsupported(e, errno, "failed to create '%s/names'", path);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int runtime_open_session(int rtfd, const char *id)
+{
+        if (!session_id_valid(id))
+                return -EINVAL;
+        int fd = openat(rtfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? negerrno() : fd;
+}
+
+static int no_such_session(struct sbx_error *e, const char *what)
+{
+        return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", ENOENT, "no such session '%s'",
+                        what);
+}
+
+int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID_LEN + 1],
+                    struct sbx_error *e)
+{
+        char target[64];
+
+        if (session_id_valid(id_or_name)) {
+                memcpy(out, id_or_name, SESSION_ID_LEN + 1);
+        } else if (session_name_valid(id_or_name)) {
+                char link[80];
+                snprintf(link, sizeof(link), "names/%s", id_or_name);
+                ssize_t n = readlinkat(rtfd, link, target, sizeof(target) - 1);
+                if (n < 0)
+                        return no_such_session(e, id_or_name);
+                target[n] = '\0';
+                if (!session_id_valid(target))
+                        return no_such_session(e, id_or_name);
+                memcpy(out, target, SESSION_ID_LEN + 1);
+        } else {
+                /* Neither an id nor a name: rejected before it touches the filesystem. */
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session: '%s' is not a valid session id or name",
+                                id_or_name);
+        }
+
+        _cleanup_close_ int fd = runtime_open_session(rtfd, out);
+        if (fd < 0)
+                return no_such_session(e, id_or_name);
+        return 0;
+}
+
+int runtime_try_lock(int sessfd)
+{
+        _cleanup_close_ int fd = openat(sessfd, "lock", O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negerrno();
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return negerrno();
+        return TAKE_FD(fd);
+}
+
+int runtime_name_claim(int rtfd, const char *name, const char *id)
+{
+        char link[80];
+        snprintf(link, sizeof(link), "names/%s", name);
+        if (symlinkat(id, rtfd, link) == 0)
+                return 0;
+        if (errno != EEXIST)
+                return negerrno();
+        /* A name left by a dead session may be taken over. */
+        char target[64];
+        ssize_t n = readlinkat(rtfd, link, target, sizeof(target) - 1);
+        if (n < 0)
+                return -EEXIST;
+        target[n] = '\0';
+        _cleanup_close_ int sfd = runtime_open_session(rtfd, target);
+        if (sfd >= 0) {
+                _cleanup_close_ int lk = runtime_try_lock(sfd);
+                if (lk < 0)
+                        return -EEXIST; /* alive */
+        }
+        (void)unlinkat(rtfd, link, 0);
+        return symlinkat(id, rtfd, link) == 0 ? 0 : negerrno();
+}
+
+void runtime_name_release(int rtfd, const char *name, const char *id)
+{
+        char link[80], target[64];
+        if (!name || !session_name_valid(name))
+                return;
+        snprintf(link, sizeof(link), "names/%s", name);
+        ssize_t n = readlinkat(rtfd, link, target, sizeof(target) - 1);
+        if (n < 0)
+                return;
+        target[n] = '\0';
+        if (strcmp(target, id) == 0)
+                (void)unlinkat(rtfd, link, 0);
+}
+
+void runtime_remove_session(int rtfd, const char *id)
+{
+        _cleanup_close_ int fd = runtime_open_session(rtfd, id);
+        if (fd < 0)
+                return;
+        _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(fd));
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        (void)unlinkat(dirfd(d), de->d_name, 0);
+        (void)unlinkat(rtfd, id, AT_REMOVEDIR);
+}
+
+static void reap_stale_names(int rtfd)
+{
+        _cleanup_close_ int nfd = openat(rtfd, "names", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                                O_CLOEXEC);
+        if (nfd < 0)
+                return;
+        _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(nfd));
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                char target[64];
+                if (de->d_name[0] == '.')
+                        continue;
+                ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+                if (n < 0)
+                        continue;
+                target[n] = '\0';
+                struct stat st;
+                if (!session_id_valid(target) ||
+                    fstatat(rtfd, target, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        (void)unlinkat(dirfd(d), de->d_name, 0);
+        }
+}
+
+void runtime_reap_stale(int rtfd)
+{
+        _cleanup_close_ int dfd = openat(rtfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return;
+        _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(dfd));
+        if (!d)
+                return;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (!session_id_valid(de->d_name))
+                        continue;
+                _cleanup_close_ int sfd = runtime_open_session(rtfd, de->d_name);
+                if (sfd < 0)
+                        continue;
+                _cleanup_close_ int lk = runtime_try_lock(sfd);
+                if (lk == -EWOULDBLOCK)
+                        continue; /* alive */
+                if (lk == -ENOENT) {
+                        /* No lock file: a create that died before making it, or one that
+                         * is making it right now. Only entries older than a minute go. */
+                        struct stat st;
+                        if (fstat(sfd, &st) < 0 || st.st_mtime > now_realtime_sec() - 60)
+                                continue;
+                }
+                runtime_remove_session(rtfd, de->d_name);
+        }
+        reap_stale_names(rtfd);
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The runtime directory and the per-session entries in it (layout in docs/DESIGN.md).
+ * Every function takes an fd of the verified runtime dir and names relative to it, so a path
+ * is never re-resolved through something a sandbox or another user could have swapped.
+ */
+#pragma once
+
+#include <stdbool.h>
+
+#include "../shared/error.h"
+#include "id.h"
+
+/*
+ * Resolve ($SBX_RUNTIME_DIR, /run/sbx for root, $XDG_RUNTIME_DIR/sbx, /tmp/sbx-$UID), create
+ * it 0700 when missing, verify it (a directory, not a symlink, owned by us, no group/other
+ * access) and return an O_DIRECTORY fd in *ret_fd. Exit 4 with a clear message otherwise.
+ */
+int runtime_open(int *ret_fd, struct sbx_error *e);
+
+/*
+ * Turn a user-given ID or name into a session id (out), checking syntax before anything
+ * touches the filesystem and following names/<name>. Exit 3 "no such session" when it is
+ * neither a valid id nor a known name, or the session directory does not exist.
+ */
+int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID_LEN + 1],
+                    struct sbx_error *e);
+
+/* Open $RT/<id> (O_DIRECTORY|O_NOFOLLOW). -ENOENT when it is gone. */
+int runtime_open_session(int rtfd, const char *id);
+
+/*
+ * Try to take the session's lock without waiting. Returns the locked fd (>= 0) when nobody
+ * holds it, i.e. the supervisor is gone; -EWOULDBLOCK while the session is alive.
+ */
+int runtime_try_lock(int sessfd);
+
+/* Create names/<name> -> id; -EEXIST when the name is taken. */
+int runtime_name_claim(int rtfd, const char *name, const char *id);
+/* Remove names/<name> only when it still points at id. */
+void runtime_name_release(int rtfd, const char *name, const char *id);
+
+/* Remove $RT/<id> and everything in it (the session must be dead). */
+void runtime_remove_session(int rtfd, const char *id);
+
+/*
+ * Remove every session whose supervisor is gone (lock free) and every dangling name link.
+ * Called by list and create. Never touches a live session.
+ */
+void runtime_reap_stale(int rtfd);

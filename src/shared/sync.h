@@ -1,0 +1,19 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The handshake channel: small fixed messages over a SOCK_SEQPACKET socketpair. A child that
+ * fails sends its struct sbx_error (exit code, code, message) so the user sees the real cause,
+ * not "child died".
+ */
+#pragma once
+
+#include "error.h"
+
+/* Send "step done" (sync point reached). */
+int sync_send_ok(int fd);
+/* Send the error e. */
+int sync_send_error(int fd, const struct sbx_error *e);
+/*
+ * Wait for the peer's next message. 0 on OK; a negative errno with *e filled (the peer's
+ * own error, or "<what> ended before reporting" when the channel closed).
+ */
+int sync_wait(int fd, const char *what, struct sbx_error *e);

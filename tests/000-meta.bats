@@ -1,0 +1,60 @@
+#!/usr/bin/env bats
+# The suite checks itself: every tests/*.bats file is registered in tests/meson.build (an
+# unregistered file would never run in CI), the list is sorted, and every suite uses the
+# per-test isolation and leak check of helpers.bash.
+
+load helpers
+
+registered() {
+        sed -n "/^bats_files = \[/,/^\]/s/^ *'\([^']*\.bats\)',\{0,1\}$/\1/p" \
+                "$SBX_SRC/tests/meson.build"
+}
+
+# body FUNCTION FILE: the text of a top-level function (one-line or up to its closing brace).
+body() {
+        awk -v f="$1" '
+                $0 ~ "^" f "\\(\\) *\\{" { on = 1 }
+                on { print }
+                on && (/^}/ || /}[[:space:]]*$/) { exit }
+        ' "$2"
+}
+
+@test "every tests/*.bats file is registered in tests/meson.build" {
+        [ -n "${SBX_SRC:-}" ] || fail "SBX_SRC is not set (run with meson test)"
+        local on_disk reg
+        on_disk=$(cd "$SBX_SRC/tests" && ls -1 -- *.bats | LC_ALL=C sort)
+        reg=$(registered | LC_ALL=C sort)
+        [ -n "$reg" ] || fail "no bats_files list found in tests/meson.build"
+        if [ "$on_disk" != "$reg" ]; then
+                echo "on disk, not registered: $(comm -23 <(echo "$on_disk") <(echo "$reg") | xargs)" >&2
+                echo "registered, not on disk: $(comm -13 <(echo "$on_disk") <(echo "$reg") | xargs)" >&2
+                return 1
+        fi
+}
+
+@test "the bats_files list in tests/meson.build is sorted" {
+        diff <(registered) <(registered | LC_ALL=C sort)
+}
+
+@test "test files are named NNN-topic.bats" {
+        local f
+        for f in "$SBX_SRC"/tests/*.bats; do
+                [[ ${f##*/} =~ ^[0-9]{3}-[a-z0-9-]+\.bats$ ]] || fail "badly named: $f"
+        done
+}
+
+@test "every suite isolates its tests and checks for leaks (setup_sbx, teardown_sbx)" {
+        local f
+        for f in "$SBX_SRC"/tests/[0-9]*.bats; do
+                [ "${f##*/}" = 000-meta.bats ] && continue
+                grep -q '^load helpers' "$f" || fail "${f##*/}: does not load helpers"
+                body setup "$f" | grep -q '\bsetup_sbx\b' || fail "${f##*/}: setup does not call setup_sbx"
+                body teardown "$f" | grep -q '\bteardown_sbx\b' ||
+                        fail "${f##*/}: teardown does not call teardown_sbx"
+        done
+}
+
+@test "the suite's environment names a built sbx" {
+        [ -x "$SBX" ] || fail "SBX='$SBX' is not executable"
+        [ -d "$SBX_BUILD" ] || fail "SBX_BUILD='$SBX_BUILD' is not a directory"
+}

@@ -1,0 +1,319 @@
+#!/usr/bin/env bats
+# Sessions outlive the CLI: create, list, connect (TTL renewal), destroy, expiry, a killed
+# supervisor, a failed create; ids and names are validated before they touch a path.
+#
+# Exit code of a syntactically invalid id (`../../x`, `sb_../x`, uppercase, wrong length):
+# SPEC.md says such a string "is rejected before it touches the filesystem", and exit 2 is
+# "usage error: bad flag, argument, ...", while 3 is "no such session: never existed,
+# expired, or destroyed", which is about a lookup. A string that can be neither an id nor a
+# name is a bad argument, rejected before any lookup: exit 2 (JSON code "usage"). A
+# well-formed id or name that names no session is exit 3.
+
+load helpers
+setup() { setup_sbx; }
+teardown() { teardown_sbx; }
+
+# our_procs COMM: pids of this test's new processes named COMM.
+our_procs() {
+        sbx_new_procs | awk -v c="$1" '$2 == c { print $1 }'
+}
+
+# A number no other process on the host has in its command line.
+marker() {
+        echo $((200000 + RANDOM * 7 + BATS_TEST_NUMBER))
+}
+
+host_has_sleep() {
+        pgrep -f "^sleep $1\$" >/dev/null
+}
+
+@test "create prints only the id; the session keeps running after create returns" {
+        sbx_ok create
+        [ "${#lines[@]}" -eq 1 ] || fail "create printed ${#lines[@]} lines: $output"
+        is_id "$output" || fail "'$output' is not an id"
+        [ -z "$stderr" ] || fail "create wrote to stderr: $stderr"
+        sid=$output
+        sleep 1
+        sbx_ok exec "$sid" true
+}
+
+@test "id=\$(sbx create) returns promptly, even with stderr on the same pipe" {
+        local t0=$SECONDS out
+        # The pipe through cat ends only when every writer has closed it: a supervisor that
+        # kept the caller's stdout or stderr would hang this until the timeout.
+        timeout 20 bash -c '"$0" create 2>&1 | cat >"$1"' "$SBX" "$BATS_TEST_TMPDIR/out" || true
+        out=$(cat "$BATS_TEST_TMPDIR/out")
+        [ $((SECONDS - t0)) -lt 10 ] || fail "create held the caller's pipe for $((SECONDS - t0))s"
+        is_id "$out" || fail "'$out' is not an id"
+        sid=$out
+        sbx_ok exec "$sid" true
+}
+
+@test "ids are sb_ + 16 lowercase characters and unique" {
+        local ids=() i
+        for i in 1 2 3 4; do
+                new_session
+                ids+=("$sid")
+        done
+        [ "$(printf '%s\n' "${ids[@]}" | sort -u | wc -l)" -eq 4 ] || fail "duplicate ids: ${ids[*]}"
+}
+
+@test "the runtime dir is created 0700 and owned by the caller" {
+        [ ! -e "$SBX_RUNTIME_DIR" ]
+        new_session
+        [ -d "$SBX_RUNTIME_DIR" ] && [ ! -L "$SBX_RUNTIME_DIR" ]
+        [ "$(stat -c '%a %u' "$SBX_RUNTIME_DIR")" = "700 $(id -u)" ] ||
+                fail "runtime dir is $(stat -c '%a %u' "$SBX_RUNTIME_DIR")"
+        [ -d "$SBX_RUNTIME_DIR/$sid" ] || fail "no session dir $SBX_RUNTIME_DIR/$sid"
+        [ "$(stat -c '%a' "$SBX_RUNTIME_DIR/$sid")" = 700 ] ||
+                fail "session dir mode $(stat -c '%a' "$SBX_RUNTIME_DIR/$sid")"
+}
+
+@test "a runtime dir that is group/world-accessible or a symlink is refused" {
+        mkdir -m 0777 "$SBX_RUNTIME_DIR"
+        chmod 0777 "$SBX_RUNTIME_DIR"
+        sbx_try create
+        [ "$status" -ne 0 ] || fail "create used a 0777 runtime dir (printed $output)"
+        [ -z "$(ls -A "$SBX_RUNTIME_DIR")" ] || fail "it wrote into it: $(ls -A "$SBX_RUNTIME_DIR")"
+        rmdir "$SBX_RUNTIME_DIR"
+
+        mkdir -m 0700 "$BATS_TEST_TMPDIR/real"
+        ln -s "$BATS_TEST_TMPDIR/real" "$SBX_RUNTIME_DIR"
+        sbx_try create
+        [ "$status" -ne 0 ] || fail "create used a symlinked runtime dir (printed $output)"
+        [ -z "$(ls -A "$BATS_TEST_TMPDIR/real")" ] || fail "it wrote through the symlink"
+        rm "$SBX_RUNTIME_DIR"
+}
+
+@test "list shows the caller's sessions, human and --json" {
+        new_session
+        local a=$sid
+        new_session --name web
+        local b=$sid
+        sbx_ok list
+        [[ $output == *"$a"* ]] || fail "list does not show $a:" "$output"
+        [[ $output == *"$b"* ]] || fail "list does not show $b:" "$output"
+        [[ $output == *web* ]] || fail "list does not show the name web:" "$output"
+        sbx_ok list --json
+        json_doc
+        json "[.. | objects | select(.id? == \"$a\")] | length == 1" >/dev/null || fail "$a not in $output"
+        json "[.. | objects | select(.id? == \"$b\" and .name? == \"web\")] | length == 1" >/dev/null ||
+                fail "$b (web) not in $output"
+        sbx_ok destroy "$a"
+        sbx_ok list --json
+        json "[.. | objects | select(.id? == \"$a\")] | length == 0" >/dev/null ||
+                fail "destroyed $a still listed: $output"
+}
+
+@test "connect: checks the session and prints the create JSON shape" {
+        new_session --ttl 10m
+        sbx_ok connect "$sid"
+        sbx_ok connect --json "$sid"
+        json_doc
+        json "(.id == \"$sid\") and (.ttl_seconds == 600) and (.expires_at | type == \"string\")" >/dev/null ||
+                fail "unexpected connect document: $output"
+}
+
+@test "connect renews the TTL: expires_at moves forward" {
+        sbx_ok create --json --ttl 1m
+        sid=$(json .id)
+        local e1 e2
+        e1=$(date -d "$(json .expires_at)" +%s)
+        sleep 2.2
+        sbx_ok connect --json "$sid"
+        e2=$(date -d "$(json .expires_at)" +%s)
+        [ "$e2" -ge $((e1 + 2)) ] || fail "expires_at moved from $e1 to $e2"
+        sbx_ok connect --json --ttl 10m "$sid"
+        json '.ttl_seconds == 600' >/dev/null || fail "connect --ttl 10m: $output"
+        e2=$(date -d "$(json .expires_at)" +%s)
+        [ $((e2 - $(date +%s))) -ge 590 ] || fail "connect --ttl 10m: expires in $((e2 - $(date +%s)))s"
+}
+
+@test "connect really extends the life of a session" {
+        new_session --ttl 3s
+        sleep 2
+        sbx_ok connect "$sid"
+        sleep 2
+        # 4s after create, 2s after the renewal: alive
+        sbx_ok exec "$sid" true
+}
+
+@test "destroy: the session is gone; destroy twice, connect and exec after it are exit 3" {
+        new_session
+        sbx_ok destroy "$sid"
+        [ -z "$output" ] || [ "$output" = "$sid" ] || fail "destroy printed '$output'"
+        [ ! -e "$SBX_RUNTIME_DIR/$sid" ] || fail "$SBX_RUNTIME_DIR/$sid still exists"
+        sbx_expect 3 destroy "$sid"
+        sbx_expect 3 connect "$sid"
+        sbx_expect 3 exec "$sid" true
+        [[ $stderr == "sbx: "* ]] || fail "no 'sbx: ' message: $stderr"
+}
+
+@test "destroy kills every process of the session before it returns" {
+        new_session
+        local m
+        m=$(marker)
+        sbx_ok exec "$sid" sh -c "sleep $m >/dev/null 2>&1 &"
+        wait_until 5 host_has_sleep "$m" || fail "the background sleep never ran"
+        sbx_ok destroy "$sid"
+        ! host_has_sleep "$m" || fail "sleep $m survived destroy"
+}
+
+@test "destroy takes several ids and names" {
+        new_session
+        local a=$sid
+        new_session --name second
+        sbx_ok destroy "$a" second
+        sbx_expect 3 exec "$a" true
+        sbx_expect 3 exec second true
+}
+
+@test "destroy of an existing and a missing session: the existing one is destroyed, exit 3" {
+        new_session
+        sbx_expect 3 destroy "$sid" sb_0123456789abcdef
+        sbx_expect 3 exec "$sid" true
+}
+
+@test "names: unique per user, usable wherever an id is, free again after destroy" {
+        sbx_ok create --json --name web
+        json '.name == "web"' >/dev/null || fail "name is not web: $output"
+        sid=$(json .id)
+        sbx_expect 1 create --name web
+        sbx_expect 1 create --json --name web
+        json_doc
+        json '.error.code == "exists"' >/dev/null || fail "code is not exists: $output"
+        sbx_ok exec web hostname
+        sbx_ok connect web
+        sbx_ok destroy web
+        sbx_expect 3 exec "$sid" true
+        new_session --name web
+}
+
+@test "invalid ids and names are usage errors (exit 2) for every command" {
+        local bad cmd
+        for bad in '../../x' 'sb_../x' 'sb_../../../../etc' '/etc/passwd' '.' '..' '' \
+                'sb_0123456789ABCDEF' 'sb_0123' 'sb_0123456789abcdef0' 'a/b' 'Web' \
+                "$(printf 'a\nb')" 'names/../x' '-'; do
+                for cmd in exec connect destroy; do
+                        if [ "$cmd" = exec ]; then
+                                sbx_expect 2 exec "$bad" true
+                        else
+                                sbx_expect 2 "$cmd" "$bad"
+                        fi
+                done
+        done
+}
+
+@test "an invalid id never reaches a path system call" {
+        local log=$BATS_TEST_TMPDIR/strace.log
+        local cmd
+        for cmd in exec connect destroy; do
+                rm -f "$log"
+                if [ "$cmd" = exec ]; then
+                        _expect 2 strace -f -qq -e trace=%file -o "$log" "$SBX" exec ../../sbxcanary true
+                else
+                        _expect 2 strace -f -qq -e trace=%file -o "$log" "$SBX" "$cmd" sb_../sbxcanary
+                fi
+                ! grep -n sbxcanary "$log" || fail "sbx $cmd used the bad id in a path (above)"
+        done
+}
+
+@test "a well-formed id or name that names nothing: exit 3" {
+        sbx_expect 3 exec sb_0123456789abcdef true
+        sbx_expect 3 exec no-such-session true
+        sbx_expect 3 connect sb_abcdefghijklmnop
+}
+
+@test "TTL expiry: the session ends by itself and leaves nothing" {
+        new_session --ttl 2s
+        local sup
+        sup=$(our_procs sbx-supervisor)
+        [ -n "$sup" ] || fail "no sbx-supervisor process for the session"
+        local m
+        m=$(marker)
+        sbx_ok exec "$sid" sh -c "sleep $m >/dev/null 2>&1 &"
+        sleep 3
+        # no sbx call in between: the session itself must have cleaned up
+        wait_until 5 test ! -e "$SBX_RUNTIME_DIR/$sid" || fail "$SBX_RUNTIME_DIR/$sid still there"
+        ! host_has_sleep "$m" || fail "the session's process survived the expiry"
+        local p
+        for p in $sup; do
+                ! kill -0 "$p" 2>/dev/null || fail "supervisor $p still alive"
+        done
+        [ -z "$(sbx_new_procs)" ] || fail "sbx processes left: $(sbx_new_procs)"
+        sbx_expect 3 exec "$sid" true
+        sbx_expect 3 connect "$sid"
+}
+
+@test "TTL expiry waits for a running exec" {
+        new_session --ttl 2s
+        sbx_ok exec "$sid" sh -c 'sleep 4; echo done'
+        [ "$output" = done ] || fail "got '$output'"
+        wait_until 10 test ! -e "$SBX_RUNTIME_DIR/$sid" || fail "the session did not expire afterwards"
+}
+
+@test "--ttl 0 does not expire" {
+        new_session --ttl 0
+        sleep 2
+        sbx_ok exec "$sid" true
+}
+
+@test "a SIGKILLed supervisor takes the session's processes with it; list cleans up" {
+        new_session --name victim
+        local m sup
+        m=$(marker)
+        sbx_ok exec "$sid" sh -c "sleep $m >/dev/null 2>&1 &"
+        wait_until 5 host_has_sleep "$m" || fail "the background sleep never ran"
+        sup=$(our_procs sbx-supervisor)
+        [ "$(wc -w <<<"$sup")" -eq 1 ] || fail "expected one supervisor, found '$sup'"
+        kill -9 "$sup"
+        wait_until 5 eval '! host_has_sleep '"$m" || fail "sleep $m survived its supervisor"
+        wait_until 5 eval '[ -z "$(our_procs sbx-init)" ]' || fail "sbx-init survived: $(our_procs sbx-init)"
+        sbx_ok list
+        [[ $output != *"$sid"* ]] || fail "list shows the dead session: $output"
+        [ ! -e "$SBX_RUNTIME_DIR/$sid" ] || fail "list left $SBX_RUNTIME_DIR/$sid"
+        [ ! -e "$SBX_RUNTIME_DIR/names/victim" ] && [ ! -L "$SBX_RUNTIME_DIR/names/victim" ] ||
+                fail "list left the name link"
+        sbx_expect 3 exec "$sid" true
+        new_session --name victim
+}
+
+@test "a SIGKILLed supervisor: the next create cleans up too" {
+        new_session
+        local dead=$sid sup
+        sup=$(our_procs sbx-supervisor)
+        [ "$(wc -w <<<"$sup")" -eq 1 ] || fail "expected one supervisor, found '$sup'"
+        kill -9 "$sup"
+        wait_until 5 eval '[ -z "$(our_procs sbx-init)" ]' || fail "sbx-init survived"
+        new_session
+        [ ! -e "$SBX_RUNTIME_DIR/$dead" ] || fail "create left the stale $SBX_RUNTIME_DIR/$dead"
+}
+
+@test "a failed create leaves nothing: --rootfs /nonexistent" {
+        sbx_expect 2 create --name keep-free --rootfs /nonexistent/rootfs
+        [ -z "$output" ] || fail "printed an id: $output"
+        [[ $stderr == *nonexistent* ]] || fail "the message does not name the path: $stderr"
+        [ -z "$(ls -A "$SBX_RUNTIME_DIR" 2>/dev/null | grep -v '^names$')" ] ||
+                fail "left in the runtime dir: $(ls -A "$SBX_RUNTIME_DIR")"
+        [ -z "$(sbx_new_procs)" ] || fail "processes left: $(sbx_new_procs)"
+        # the name was not taken
+        new_session --name keep-free
+}
+
+@test "a create that fails inside the new session leaves nothing (symlinked /tmp in the base)" {
+        # The failure happens after the supervisor and the session init exist: the error path
+        # must kill them and remove the session dir and the name link.
+        public_dir
+        local root=$pubdir/rootfs target=$pubdir/target
+        mkdir -p "$root/usr" "$root/etc" "$root/workspace" "$target"
+        chmod 0777 "$target"
+        ln -s "$target" "$root/tmp"
+        sbx_try create --name keep-free --rootfs "$root"
+        [ "$status" -ne 0 ] || fail "create accepted a base with a symlinked /tmp (printed $output)"
+        [ "$status" -ne 124 ] || fail "create hung"
+        [ -z "$(ls -A "$target")" ] || fail "create wrote through the symlink: $(ls -A "$target")"
+        [ -z "$(ls -A "$SBX_RUNTIME_DIR" 2>/dev/null | grep -v '^names$')" ] ||
+                fail "left in the runtime dir: $(ls -A "$SBX_RUNTIME_DIR")"
+        wait_until 5 eval '[ -z "$(sbx_new_procs)" ]' || fail "processes left: $(sbx_new_procs)"
+        new_session --name keep-free
+}
