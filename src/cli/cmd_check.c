@@ -29,7 +29,7 @@ static void check_session(struct feature *f)
         if (pid == 0) {
                 struct sbx_config c;
                 struct sbx_error e = {0};
-                struct session_proc sp = {.pidfd = -1};
+                struct session_proc sp = SESSION_PROC_INIT;
                 config_init_defaults(&c);
                 int r = session_spawn(&c, &sp, &e);
                 session_kill(&sp);

@@ -22,10 +22,10 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         };
         if (!st.env)
                 return sbx_internal(e, ENOMEM, "out of memory");
-        struct session_proc p = {.pidfd = -1};
+        struct session_proc p = SESSION_PROC_INIT;
         int r = session_spawn(c, &p, e);
         if (r == 0)
-                r = exec_join(p.pidfd, &st, rq, res, e);
+                r = exec_join(p.ns, &st, rq, res, e);
         session_kill(&p);
         strv_freep(&st.env);
         return r;

@@ -52,7 +52,7 @@ static int ask(int sessfd, const char *req, char *reply, size_t n, struct sbx_er
                 return fd;
         struct timeval tv = {.tv_sec = 10};
         (void)setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        int r = control_call(fd, req, reply, n, NULL);
+        int r = control_call(fd, req, reply, n, NULL, 0);
         if (r < 0)
                 return sbx_fail(e, EXIT_SBX_FAILED, "internal", -r,
                                 "the session's supervisor did not answer");

@@ -30,17 +30,6 @@ struct confined_header {
         uint64_t len;
 };
 
-static int confine(const struct session_state *st, int pidfd, struct sbx_error *e)
-{
-        int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-                    CLONE_NEWPID;
-        if (st->net != SBX_NET_HOST)
-                flags |= CLONE_NEWNET;
-        if (setns(pidfd, flags) < 0)
-                return sbx_internal(e, errno, "failed to join the session");
-        return 0;
-}
-
 _noreturn_ static void child_main(const struct session_state *st, int wfd, confined_fn fn,
                                   void *arg)
 {
@@ -118,7 +107,7 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, stru
         if (pid == 0) {
                 close(p[0]);
                 struct sbx_error je = {0};
-                if (confine(&s.st, s.pidfd, &je) < 0) {
+                if (session_ns_join(s.ns, &je) < 0) {
                         struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};
                         snprintf(h.code, sizeof(h.code), "internal");
                         snprintf(h.message, sizeof(h.message), "%s", je.message);

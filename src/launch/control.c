@@ -22,14 +22,14 @@ int control_connect(int sessfd, struct sbx_error *e)
         return TAKE_FD(fd);
 }
 
-int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fd)
+int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fds, size_t max_fds)
 {
-        if (ret_fd)
-                *ret_fd = -1;
+        for (size_t i = 0; i < max_fds; i++)
+                ret_fds[i] = -1;
         if (RETRY_EINTR(send(fd, req, strlen(req), MSG_NOSIGNAL)) < 0)
                 return negerrno();
 
-        char cbuf[CMSG_SPACE(sizeof(int))];
+        char cbuf[CMSG_SPACE(sizeof(int) * 16)];
         struct iovec iov = {.iov_base = reply, .iov_len = n - 1};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
                             .msg_controllen = sizeof(cbuf)};
@@ -41,12 +41,15 @@ int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fd)
         reply[got] = '\0';
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-                        int pfd;
-                        memcpy(&pfd, CMSG_DATA(c), sizeof(int));
-                        if (ret_fd)
-                                *ret_fd = pfd;
-                        else
-                                close(pfd);
+                        size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                        for (size_t i = 0; i < k; i++) {
+                                int pfd;
+                                memcpy(&pfd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
+                                if (i < max_fds)
+                                        ret_fds[i] = pfd;
+                                else
+                                        close(pfd);
+                        }
                 }
         return 0;
 }

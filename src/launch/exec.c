@@ -13,6 +13,7 @@ void session_ref_close(struct session_ref *s)
 {
         closep(&s->ctl);
         closep(&s->pidfd);
+        session_ns_close(s->ns);
         session_state_free(&s->st);
 }
 
@@ -38,8 +39,15 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, struct sbx_e
                                 "no such session '%s' (it has ended)", id_or_name);
         }
         char reply[64];
-        r = control_call(s->ctl, "EXEC", reply, sizeof(reply), &s->pidfd);
-        if (r < 0 || strcmp(reply, "OK") != 0 || s->pidfd < 0)
+        int fds[1 + SESSION_NS_COUNT];
+        unsigned mask = 0;
+        r = control_call(s->ctl, "EXEC", reply, sizeof(reply), fds, ARRAY_SIZE(fds));
+        s->pidfd = fds[0];
+        if (r == 0 && sscanf(reply, "OK %u", &mask) == 1)
+                for (int i = 0, k = 1; i < SESSION_NS_COUNT; i++)
+                        if (mask & (1u << i))
+                                s->ns[i] = fds[k++];
+        if (r < 0 || mask == 0 || s->pidfd < 0 || s->ns[NS_USER] < 0)
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                 "no such session '%s' (it is ending)", id_or_name);
         r = session_state_read(sessfd, &s->st);
@@ -54,7 +62,7 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq,
         struct session_ref s = SESSION_REF_INIT;
         int r = session_ref_open(id_or_name, &s, e);
         if (r == 0)
-                r = exec_join(s.pidfd, &s.st, rq, res, e);
+                r = exec_join(s.ns, &s.st, rq, res, e);
         session_ref_close(&s);
         return r;
 }

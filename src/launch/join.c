@@ -265,21 +265,13 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec)
         }
 }
 
-static int join_namespaces(int pidfd, const struct session_state *st, struct sbx_error *e)
+static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
 {
         /* Before anything inside can see a process of ours: no /proc/<pid>/exe, no ptrace. */
         (void)prctl(PR_SET_DUMPABLE, 0);
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
-        int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP |
-                    CLONE_NEWPID;
-        if (st->net != SBX_NET_HOST)
-                flags |= CLONE_NEWNET;
-        if (setns(pidfd, flags) < 0)
-                return errno == ESRCH ? sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                                 "the session ended")
-                                      : sbx_internal(e, errno, "failed to join the session");
-        return 0;
+        return session_ns_join(ns, e);
 }
 
 static void fill_spec(const struct exec_request *rq, const struct session_state *st,
@@ -317,7 +309,8 @@ static char **exec_env(const struct exec_request *rq, const struct session_state
         return env_merge(with_adds, tty_env);
 }
 
-int exec_join(int pidfd, const struct session_state *st, const struct exec_request *rq,
+int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
+              const struct exec_request *rq,
               struct exec_result *res, struct sbx_error *e)
 {
         struct exec_fds f = EXEC_FDS_INIT;
@@ -326,7 +319,7 @@ int exec_join(int pidfd, const struct session_state *st, const struct exec_reque
         _cleanup_strv_ char **env = exec_env(rq, st);
         int r = env ? make_host_fds(rq, &f, e) : sbx_internal(e, ENOMEM, "out of memory");
         if (r == 0)
-                r = join_namespaces(pidfd, st, e);
+                r = join_namespaces(ns, e);
         if (r == 0)
                 r = make_inside_fds(rq, &f, e);
         if (r < 0) {

@@ -11,11 +11,26 @@
 #include "../shared/buf.h"
 #include "../shared/error.h"
 
+/*
+ * The namespaces of a session, opened from /proc/<init>/ns/ while the init is still dumpable
+ * (before sync point #1): a non-dumpable process's namespaces cannot be joined through its
+ * pidfd by an unprivileged caller. Order: user first, so the others can be joined with the
+ * capabilities it grants. -1 where the session shares the host's (net with --net host).
+ */
+enum { NS_USER, NS_MNT, NS_PID, NS_NET, NS_IPC, NS_UTS, NS_CGROUP, SESSION_NS_COUNT };
+extern const char *const session_ns_names[SESSION_NS_COUNT];
+
 /* The session init as seen from the host. */
 struct session_proc {
         pid_t pid;
         int pidfd;
+        int ns[SESSION_NS_COUNT];
 };
+#define SESSION_PROC_INIT {.pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}}
+
+void session_ns_close(int ns[SESSION_NS_COUNT]);
+/* setns() into every namespace in ns (user first). */
+int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e);
 
 /*
  * Clone the session init with every namespace, write its uid/gid maps, and wait until its
@@ -31,8 +46,8 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
 
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);
-/* Send req, receive the reply text (NUL-terminated) and an optional passed fd (-1 if none). */
-int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fd);
+/* Send req, receive the reply text (NUL-terminated) and up to max_fds passed fds (the rest -1). */
+int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fds, size_t max_fds);
 
 /* Supervisor entry point, in the forked child of `create`. Never returns. */
 _noreturn_ void supervisor_main(const struct sbx_config *c, int rtfd, int sessfd, int lockfd,
@@ -59,8 +74,9 @@ struct exec_result {
         struct sbx_error exec_error; /* set when the command could not be started (126/127) */
 };
 
-/* Join the session whose init is pidfd/state and run rq in it. */
-int exec_join(int pidfd, const struct session_state *st, const struct exec_request *rq,
+/* Join the session with namespaces ns and state st, and run rq in it. */
+int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
+              const struct exec_request *rq,
               struct exec_result *res, struct sbx_error *e);
 
 /* exec by id or name: connect, get the init's pidfd, exec_join. */

@@ -50,12 +50,50 @@ static int write_id_maps(const struct sbx_config *c, pid_t pid, struct sbx_error
         return r;
 }
 
+const char *const session_ns_names[SESSION_NS_COUNT] = {"user", "mnt", "pid", "net",
+                                                         "ipc",  "uts", "cgroup"};
+
+void session_ns_close(int ns[SESSION_NS_COUNT])
+{
+        for (int i = 0; i < SESSION_NS_COUNT; i++)
+                closep(&ns[i]);
+}
+
+int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
+{
+        for (int i = 0; i < SESSION_NS_COUNT; i++)
+                if (ns[i] >= 0 && setns(ns[i], 0) < 0)
+                        return sbx_internal(e, errno, "failed to join the session's %s namespace",
+                                            session_ns_names[i]);
+        return 0;
+}
+
+static int open_namespaces(const struct sbx_config *c, struct session_proc *p,
+                           struct sbx_error *e)
+{
+        for (int i = 0; i < SESSION_NS_COUNT; i++) {
+                if (i == NS_NET && c->net == SBX_NET_HOST)
+                        continue;
+                char path[64];
+                snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)p->pid, session_ns_names[i]);
+                p->ns[i] = open(path, O_RDONLY | O_CLOEXEC);
+                if (p->ns[i] < 0)
+                        return sbx_internal(e, errno, "failed to open the session's %s namespace",
+                                            session_ns_names[i]);
+        }
+        return 0;
+}
+
 void session_kill(struct session_proc *p)
 {
+        session_ns_close(p->ns);
         if (p->pidfd >= 0)
                 (void)sys_pidfd_send_signal(p->pidfd, SIGKILL);
-        if (p->pid > 0)
-                (void)RETRY_EINTR(waitpid(p->pid, NULL, 0));
+        /* The dying init waits until every process of its pid namespace is reaped; reapers
+         * of our own execs in it are our children, so reap those too or both wait forever. */
+        pid_t w;
+        while (p->pid > 0 && (w = RETRY_EINTR(waitpid(-1, NULL, 0))) > 0 && w != p->pid)
+                ;
         closep(&p->pidfd);
         p->pid = 0;
 }
@@ -89,10 +127,14 @@ int session_spawn(const struct sbx_config *c, struct session_proc *out, struct s
         }
         closep(&child_end);
 
-        struct session_proc p = {.pid = pid, .pidfd = sys_pidfd_open(pid, 0)};
+        struct session_proc p = SESSION_PROC_INIT;
+        p.pid = pid;
+        p.pidfd = sys_pidfd_open(pid, 0);
         int r = p.pidfd < 0 ? sbx_unsupported(e, errno, "pidfd_open is not available") : 0;
         if (r == 0)
                 r = write_id_maps(c, pid, e);
+        if (r == 0)
+                r = open_namespaces(c, &p, e);
         /* #1: maps written */
         if (r == 0 && sync_send_ok(parent_end) < 0)
                 r = sbx_internal(e, errno, "the session init died during setup");

@@ -116,21 +116,42 @@ _noreturn_ static void end_session(struct supervisor *s)
         _exit(0);
 }
 
-static void send_reply(int fd, const char *text, int pass_fd)
+static void send_reply_fds(int fd, const char *text, const int *fds, size_t n)
 {
-        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        char cbuf[CMSG_SPACE(sizeof(int) * 16)] = {0};
         struct iovec iov = {.iov_base = (void *)text, .iov_len = strlen(text)};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
-        if (pass_fd >= 0) {
+        if (n > 0) {
                 mh.msg_control = cbuf;
-                mh.msg_controllen = sizeof(cbuf);
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
                 struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
                 c->cmsg_level = SOL_SOCKET;
                 c->cmsg_type = SCM_RIGHTS;
-                c->cmsg_len = CMSG_LEN(sizeof(int));
-                memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
         }
         (void)RETRY_EINTR(sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT));
+}
+
+static void send_reply(int fd, const char *text)
+{
+        send_reply_fds(fd, text, NULL, 0);
+}
+
+/* "OK <mask>": bit i set = namespace i follows, in order, after the init's pidfd. */
+static void send_session_fds(struct supervisor *s, int fd)
+{
+        int fds[1 + SESSION_NS_COUNT] = {s->init.pidfd};
+        size_t n = 1;
+        unsigned mask = 0;
+        for (int i = 0; i < SESSION_NS_COUNT; i++)
+                if (s->init.ns[i] >= 0) {
+                        fds[n++] = s->init.ns[i];
+                        mask |= 1u << i;
+                }
+        char text[32];
+        snprintf(text, sizeof(text), "OK %u", mask);
+        send_reply_fds(fd, text, fds, n);
 }
 
 static void close_client(struct supervisor *s, int fd)
@@ -163,23 +184,23 @@ static void handle_request(struct supervisor *s, int fd)
                         s->exec_conn[fd] = true;
                         s->busy++;
                 }
-                send_reply(fd, "OK", s->init.pidfd);
+                send_session_fds(s, fd);
         } else if (strcmp(req, "PING") == 0) {
-                send_reply(fd, "OK", -1);
+                send_reply(fd, "OK");
         } else if (sscanf(req, "RENEW %llu", &ttl) == 1) {
                 (void)arm_ttl(s, (uint64_t)ttl);
                 (void)session_state_write(s->sessfd, &s->st);
                 snprintf(reply, sizeof(reply), "OK %lld %llu", (long long)s->st.expires_at,
                          (unsigned long long)s->st.ttl_sec);
-                send_reply(fd, reply, -1);
+                send_reply(fd, reply);
         } else if (strcmp(req, "DESTROY") == 0) {
                 session_kill(&s->init);
                 runtime_name_release(s->rtfd, s->st.name, s->st.id);
                 runtime_remove_session(s->rtfd, s->st.id);
-                send_reply(fd, "OK", -1);
+                send_reply(fd, "OK");
                 _exit(0);
         } else {
-                send_reply(fd, "ERR unknown request", -1);
+                send_reply(fd, "ERR unknown request");
         }
 }
 
@@ -230,8 +251,8 @@ _noreturn_ static void event_loop(struct supervisor *s)
 _noreturn_ void supervisor_main(const struct sbx_config *c, int rtfd, int sessfd, int lockfd,
                                 const char *id, int report_fd)
 {
-        struct supervisor s = {.cfg = c, .rtfd = rtfd, .sessfd = sessfd, .init.pidfd = -1,
-                               .listenfd = -1};
+        struct supervisor s = {.cfg = c, .rtfd = rtfd, .sessfd = sessfd,
+                               .init = SESSION_PROC_INIT, .listenfd = -1};
         struct sbx_error e = {0};
 
         setsid();

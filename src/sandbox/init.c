@@ -25,6 +25,10 @@ static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error 
         /* #1: the supervisor has written our uid/gid maps */
         if (r == 0)
                 r = sync_wait(sync_fd, "the supervisor", e);
+        /* Only now: a non-dumpable process's /proc files belong to root, and an unprivileged
+         * supervisor must write our uid_map first. Nothing else exists in our pid namespace
+         * before this point, so nothing inside could have looked at us. */
+        (void)prctl(PR_SET_DUMPABLE, 0);
         if (r == 0)
                 r = creds_become_sandbox_user(e);
         if (r == 0 && sethostname(c->hostname, strlen(c->hostname)) < 0)
@@ -42,7 +46,6 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd)
         struct sbx_error e = {0};
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-        (void)prctl(PR_SET_DUMPABLE, 0);
         (void)prctl(PR_SET_NAME, "sbx-init");
 
         int r = init_setup(c, sync_fd, &e);
