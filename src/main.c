@@ -18,6 +18,17 @@ static void ensure_stdio(void)
                 }
 }
 
+/* stdout write errors (a full disk, a closed pipe) are failures, reported once. */
+static int finish(int code)
+{
+        if (fflush(stdout) != 0 || ferror(stdout)) {
+                if (code == 0)
+                        fprintf(stderr, "sbx: failed to write the output: %m\n");
+                return code ? code : EXIT_SBX_FAILED;
+        }
+        return code;
+}
+
 int main(int argc, char **argv)
 {
         struct cli cli = {0};
@@ -34,24 +45,18 @@ int main(int argc, char **argv)
                         cli.config_file = argv[i] + 9;
                 else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
                          !strcmp(argv[i], "--version"))
-                        return command_find("help")->run(&cli, argc - i, argv + i);
+                        return finish(command_find("help")->run(&cli, argc - i, argv + i));
                 else {
                         sbx_usage(&cli.err, "unknown option '%s'", argv[i]);
                         return cli_finish_error(&cli, NULL);
                 }
         }
         if (i >= argc)
-                return command_find("help")->run(&cli, 1, (char *[]){"help", NULL});
+                return finish(command_find("help")->run(&cli, 1, (char *[]){"help", NULL}));
         const struct command *cmd = command_find(argv[i]);
         if (!cmd) {
                 sbx_usage(&cli.err, "unknown command '%s'", argv[i]);
                 return cli_finish_error(&cli, NULL);
         }
-        int code = cmd->run(&cli, argc - i, argv + i);
-        if (fflush(stdout) != 0 || ferror(stdout)) {
-                if (code == 0)
-                        fprintf(stderr, "sbx: failed to write the output\n");
-                return code ? code : EXIT_SBX_FAILED;
-        }
-        return code;
+        return finish(cmd->run(&cli, argc - i, argv + i));
 }

@@ -57,11 +57,6 @@ assert_json_error() {
         [ -z "$stderr" ] || fail "--version wrote to stderr: $stderr"
 }
 
-@test "no command at all is a usage error" {
-        sbx_expect 2
-        assert_usage_error
-}
-
 @test "an unknown command: exit 2, one line, Try 'sbx --help'" {
         sbx_expect 2 frobnicate
         assert_usage_error

@@ -3,11 +3,13 @@
 # supervisor, a failed create; ids and names are validated before they touch a path.
 #
 # Exit code of a syntactically invalid id (`../../x`, `sb_../x`, uppercase, wrong length):
-# SPEC.md says such a string "is rejected before it touches the filesystem", and exit 2 is
-# "usage error: bad flag, argument, ...", while 3 is "no such session: never existed,
-# expired, or destroyed", which is about a lookup. A string that can be neither an id nor a
-# name is a bad argument, rejected before any lookup: exit 2 (JSON code "usage"). A
-# well-formed id or name that names no session is exit 3.
+# SPEC.md says such a string "is rejected before it touches the filesystem", and its exit
+# code 3 is "no such session: never existed, expired, or destroyed". A string that can be
+# neither an id nor a name names a session that never existed, so it is exit 3 (JSON code
+# session_not_found), the same as a well-formed id that names nothing: a caller learns "no
+# such session" either way, and never which strings sbx would look up. Exit 2 stays for
+# what is wrong with the command line itself (a flag, a missing argument). What makes the
+# rejection safe is checked separately: the string never reaches a path system call.
 
 load helpers
 setup() { setup_sbx; }
@@ -21,6 +23,13 @@ our_procs() {
 # A number no other process on the host has in its command line.
 marker() {
         echo $((200000 + RANDOM * 7 + BATS_TEST_NUMBER))
+}
+
+# alive PID: the process exists and is not a zombie.
+alive() {
+        local st
+        st=$(sed -n 's/^State:[[:space:]]*\([A-Z]\).*/\1/p' "/proc/$1/status" 2>/dev/null)
+        [ -n "$st" ] && [ "$st" != Z ]
 }
 
 host_has_sleep() {
@@ -189,19 +198,22 @@ host_has_sleep() {
         new_session --name web
 }
 
-@test "invalid ids and names are usage errors (exit 2) for every command" {
+@test "invalid ids and names: exit 3 (no such session) for every command" {
         local bad cmd
         for bad in '../../x' 'sb_../x' 'sb_../../../../etc' '/etc/passwd' '.' '..' '' \
                 'sb_0123456789ABCDEF' 'sb_0123' 'sb_0123456789abcdef0' 'a/b' 'Web' \
                 "$(printf 'a\nb')" 'names/../x' '-'; do
                 for cmd in exec connect destroy; do
                         if [ "$cmd" = exec ]; then
-                                sbx_expect 2 exec "$bad" true
+                                sbx_expect 3 exec "$bad" true
                         else
-                                sbx_expect 2 "$cmd" "$bad"
+                                sbx_expect 3 "$cmd" "$bad"
                         fi
                 done
         done
+        sbx_expect 3 exec --json ../../x true
+        json_doc
+        json '.error.code == "session_not_found"' >/dev/null || fail "code: $output"
 }
 
 @test "an invalid id never reaches a path system call" {
@@ -210,11 +222,11 @@ host_has_sleep() {
         for cmd in exec connect destroy; do
                 rm -f "$log"
                 if [ "$cmd" = exec ]; then
-                        _expect 2 strace -f -qq -e trace=%file -o "$log" "$SBX" exec ../../sbxcanary true
+                        _expect 3 strace -f -qq -e trace=%file -o "$log" "$SBX" exec ../../sbxcanary true
                 else
-                        _expect 2 strace -f -qq -e trace=%file -o "$log" "$SBX" "$cmd" sb_../sbxcanary
+                        _expect 3 strace -f -qq -e trace=%file -o "$log" "$SBX" "$cmd" sb_../sbxcanary
                 fi
-                ! grep -n sbxcanary "$log" || fail "sbx $cmd used the bad id in a path (above)"
+                ! grep -v '^[0-9]* *execve(' "$log" | grep -n sbxcanary || fail "sbx $cmd used the bad id in a path (above)"
         done
 }
 
@@ -238,7 +250,7 @@ host_has_sleep() {
         ! host_has_sleep "$m" || fail "the session's process survived the expiry"
         local p
         for p in $sup; do
-                ! kill -0 "$p" 2>/dev/null || fail "supervisor $p still alive"
+                wait_until 3 eval "! alive $p" || fail "supervisor $p still alive"
         done
         [ -z "$(sbx_new_procs)" ] || fail "sbx processes left: $(sbx_new_procs)"
         sbx_expect 3 exec "$sid" true

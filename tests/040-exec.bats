@@ -148,13 +148,14 @@ host_has_no_sleep() {
         [ "$n" -eq 3000000 ] || fail "got $n bytes"
 }
 
-@test "--json: one document with exit_code, output, timed_out, truncated, duration_ms" {
+@test "--json: one document with exit_code, output, timed_out, truncated, duration_ms, oom_killed" {
         new_session
         sbx_expect 3 exec --json "$sid" sh -c 'echo hello; exit 3'
         json_doc
-        json '(keys | sort) == ["duration_ms","exit_code","output","timed_out","truncated"]' >/dev/null ||
+        # SPEC's five keys, plus oom_killed (issue 3: "exec --json reports oom_killed")
+        json '(keys | sort) == ["duration_ms","exit_code","oom_killed","output","timed_out","truncated"]' >/dev/null ||
                 fail "keys: $output"
-        json '.exit_code == 3 and .output == "hello\n" and .timed_out == false and .truncated == false' >/dev/null ||
+        json '.exit_code == 3 and .output == "hello\n" and .timed_out == false and .truncated == false and .oom_killed == false' >/dev/null ||
                 fail "values: $output"
         json '.duration_ms | type == "number" and . >= 0' >/dev/null || fail "duration_ms: $output"
 }

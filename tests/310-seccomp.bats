@@ -166,6 +166,67 @@ socket-netlink ok
         [[ $stderr == *unconfined* ]] || fail "no warning for --seccomp unconfined: $stderr"
 }
 
+@test "every process in a session is filtered: init, reapers, background processes, file commands" {
+        local profile
+        for profile in default strict; do
+                new_session --seccomp "$profile"
+                # a background process, and an exec running while another one looks
+                sbx_ok exec "$sid" sh -c 'sleep 30 >/dev/null 2>&1 &'
+                sbx_ok exec "$sid" sh -c '(sleep 2; true) >/dev/null 2>&1 &'
+                sbx_ok exec "$sid" sh -c 'for p in /proc/[0-9]*; do
+                                s=$(grep -s "^Seccomp:" $p/status) || continue
+                                echo "$(cat $p/comm 2>/dev/null) $s"; done'
+                local bad
+                bad=$(grep -Ev $'Seccomp:\t2$' <<<"$output") || true
+                [ -z "$bad" ] || fail "$profile: unfiltered processes:" "$bad"
+                grep -q '^sbx-init ' <<<"$output" || fail "$profile: the init was not seen: $output"
+                grep -q '^sbx-reaper ' <<<"$output" || fail "$profile: no reaper was seen: $output"
+                grep -q '^sleep ' <<<"$output" || fail "$profile: the background sleep was not seen: $output"
+                # the file-command helper reads its own status
+                sbx_ok read "$sid" /proc/self/status
+                grep -Eq $'^ +[0-9]+\tSeccomp:\t2$' <<<"$output" || fail "$profile: file command: $output"
+                grep -Eq $'^ +[0-9]+\tNoNewPrivs:\t1$' <<<"$output" || fail "$profile: file command NNP"
+                grep -Eq $'^ +[0-9]+\tCapEff:\t0+$' <<<"$output" || fail "$profile: file command caps"
+                grep -Eq $'^ +[0-9]+\tCapBnd:\t0+$' <<<"$output" || fail "$profile: file command bounding set"
+        done
+}
+
+@test "the profile is the session's: strict and default differ in every exec of the session" {
+        new_session --seccomp strict --mount "$probe_dir:/probe:ro"
+        local i
+        for i in 1 2 3; do
+                sbx_ok exec "$sid" /probe/probe getpid
+                sbx_expect 1 exec "$sid" /probe/probe vmsplice
+                [[ $output == *errno=ENOSYS* ]] || fail "strict exec $i: $output"
+        done
+        sbx_ok exec -T "$sid" /probe/probe getpid </dev/null
+        sbx_expect 1 exec -T "$sid" /probe/probe vmsplice </dev/null
+        [[ $output == *errno=ENOSYS* ]] || fail "strict exec -T: $output"
+        new_session --mount "$probe_dir:/probe:ro"
+        sbx_ok exec "$sid" /probe/probe vmsplice
+}
+
+@test "[security] seccomp in sandbox.ini selects the profile; --seccomp wins over it" {
+        printf '[security]\nseccomp = strict\n' >"$BATS_TEST_TMPDIR/strict.ini"
+        sbx_expect 1 run --config "$BATS_TEST_TMPDIR/strict.ini" --mount "$probe_dir:/probe:ro" -- /probe/probe vmsplice
+        [[ $output == *errno=ENOSYS* ]] || fail "ini strict: $output"
+        sbx_ok run --config "$BATS_TEST_TMPDIR/strict.ini" --seccomp default --mount "$probe_dir:/probe:ro" -- /probe/probe vmsplice
+        printf '[security]\nseccomp = none-such\n' >"$BATS_TEST_TMPDIR/bad.ini"
+        sbx_expect 2 create --config "$BATS_TEST_TMPDIR/bad.ini"
+}
+
+@test "unconfined warns on stderr and in the audit log; the log names the profile" {
+        new_session --seccomp unconfined
+        [[ $stderr == *unconfined* ]] || fail "no warning on stderr: $stderr"
+        local un=$sid
+        new_session --seccomp strict
+        local st=$sid
+        sbx_ok log "$un"
+        grep -q unconfined <<<"$output" || fail "the audit log of an unconfined session: $output"
+        sbx_ok log "$st"
+        grep -q strict <<<"$output" || fail "the audit log does not name the profile: $output"
+}
+
 @test "the filter is on in every process of a session, exec and file commands included" {
         new_session --seccomp strict
         sbx_ok exec "$sid" sh -c 'grep Seccomp: /proc/self/status; grep Seccomp: /proc/1/status'

@@ -59,15 +59,13 @@ setup_sbx() {
         sbx_cleanup_mounts=()
 }
 
-# sbx_procs: "pid comm" of every process that carries one of the sbx comm names.
+# sbx_procs: "pid comm" of every live process that carries one of the sbx comm names.
+# Zombies are left out: they hold nothing but a pid, and reaping them is their parent's
+# business (a zombie whose parent is an sbx process is found through that parent).
 sbx_procs() {
-        local p comm
-        for p in /proc/[0-9]*; do
-                comm=$(cat "$p/comm" 2>/dev/null) || continue
-                case " ${sbx_comms[*]} " in
-                *" $comm "*) echo "${p#/proc/} $comm" ;;
-                esac
-        done
+        ps -e -o pid=,stat=,comm= | awk -v names="${sbx_comms[*]}" '
+                BEGIN { split(names, a, " "); for (i in a) want[a[i]] = 1 }
+                $2 !~ /^Z/ && ($3 in want) { print $1, $3 }'
 }
 
 # _sbx_ours PID: does the process belong to this test? The sbx processes inherit the
@@ -76,7 +74,8 @@ sbx_procs() {
 # shows ours, none, or cannot be read is counted as ours.
 _sbx_ours() {
         local env rt
-        env=$(tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null) || return 0
+        [ -d "/proc/$1" ] || return 1 # gone meanwhile
+        env=$(tr '\0' '\n' 2>/dev/null <"/proc/$1/environ") || return 0
         rt=$(sed -n 's/^SBX_RUNTIME_DIR=//p' <<<"$env" | head -n 1)
         [ -z "$rt" ] && return 0
         local d
@@ -295,18 +294,10 @@ _sbx_destroy_in() {
         [ "$rc" -eq 0 ] || [ "$rc" -eq 3 ]
 }
 
-# PIDs and paths of fds (and cwds) of any process that point into directory $1.
+# The fds (and cwds) of any process that point into directory $1, as "/proc/PID/fd/N -> path".
 _sbx_fds_into() {
-        local fd target
-        for fd in /proc/[0-9]*/fd/* /proc/[0-9]*/cwd; do
-                target=$(readlink "$fd" 2>/dev/null) || continue
-                case $target in
-                "$1" | "$1"/*)
-                        fd=${fd#/proc/}
-                        printf '%s ' "pid ${fd%%/*} ($(cat "/proc/${fd%%/*}/comm" 2>/dev/null)): $target"
-                        ;;
-                esac
-        done
+        find /proc/[0-9]*/fd /proc/[0-9]*/cwd -maxdepth 1 \( -lname "$1" -o -lname "$1/*" \) \
+                -printf '%p -> %l; ' 2>/dev/null || true
 }
 
 # ---- the unprivileged user ------------------------------------------------------------

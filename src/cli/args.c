@@ -31,7 +31,7 @@ int args_print_help(const char *command)
         return 0;
 }
 
-int args_common(struct cli *cli, const char *command, int opt)
+int args_common_argv(struct cli *cli, const char *command, int opt, const char *argv_opt)
 {
         switch (opt) {
         case OPT_JSON:
@@ -45,10 +45,10 @@ int args_common(struct cli *cli, const char *command, int opt)
                 args_print_help(command);
                 return -1;
         case '?':
-                sbx_usage(&cli->err, "invalid option for '%s'", command);
+                sbx_usage(&cli->err, "unknown option '%s' for '%s'", argv_opt, command);
                 return -2;
         case ':':
-                sbx_usage(&cli->err, "option requires a value");
+                sbx_usage(&cli->err, "option '%s' of '%s' requires a value", argv_opt, command);
                 return -2;
         default:
                 return 0;
@@ -72,7 +72,8 @@ int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, cons
 
 /*
  * Features of later milestones: asking for them fails loudly (exit 4) instead of being
- * ignored. Defaults of the limits are not "asked for" (see the issue note).
+ * ignored. (--memory, --cpus and --pids are enforced with cgroups, launch/cgroup.c; where they
+ * cannot be, create fails there with exit 4.)
  */
 static int refuse_unimplemented(const struct sbx_config *c, struct sbx_error *e)
 {
@@ -83,19 +84,21 @@ static int refuse_unimplemented(const struct sbx_config *c, struct sbx_error *e)
         if (c->setup)
                 return sbx_unsupported(e, 0,
                                        "[sandbox] setup is not implemented yet in this sbx build");
-        if (c->memory_origin != SBX_ORIGIN_DEFAULT)
-                return sbx_unsupported(e, 0, "--memory needs cgroup limits, which this sbx build "
-                                             "does not enforce yet");
-        if (c->cpus_origin != SBX_ORIGIN_DEFAULT)
-                return sbx_unsupported(e, 0, "--cpus needs cgroup limits, which this sbx build "
-                                             "does not enforce yet");
-        if (c->pids_origin != SBX_ORIGIN_DEFAULT)
-                return sbx_unsupported(e, 0, "--pids needs cgroup limits, which this sbx build "
-                                             "does not enforce yet");
         if (c->net == SBX_NET_PROXY)
                 return sbx_unsupported(e, 0, "--net proxy (and --allow-host) is not implemented "
                                              "yet in this sbx build");
         return 0;
+}
+
+int args_check_config(struct cli *cli)
+{
+        if (!cli->config_file)
+                return 0;
+        struct sbx_config c;
+        config_init_defaults(&c);
+        int r = config_load(&c, cli->config_file, &cli->err);
+        config_free(&c);
+        return r;
 }
 
 int args_build_config(struct cli *cli, const struct flag_list *fl, struct sbx_config *c)
@@ -169,14 +172,22 @@ int args_finish_exec(struct cli *cli, struct exec_result *res, int r)
         if (!cli->json) {
                 if (x->exit_code)
                         fprintf(stderr, "sbx: %s\n", x->message);
+                if (res->truncated)
+                        fprintf(stderr, "sbx: output truncated at --max-output\n");
+                if (res->timed_out)
+                        fprintf(stderr, "sbx: the command timed out and was killed\n");
+                if (res->oom_killed)
+                        fprintf(stderr, "sbx: the command was killed by the session's memory "
+                                        "limit\n");
                 return res->exit_code;
         }
         _cleanup_buf_ struct buf b = {0};
         buf_printf(&b, "{\"exit_code\":%d,\"output\":", res->exit_code);
         json_string(&b, res->output.data ? res->output.data : "", res->output.len);
-        buf_printf(&b, ",\"timed_out\":%s,\"truncated\":%s,\"duration_ms\":%llu",
-                   res->timed_out ? "true" : "false", res->truncated ? "true" : "false",
-                   (unsigned long long)res->duration_ms);
+        buf_printf(&b, ",\"timed_out\":%s,\"oom_killed\":%s,\"truncated\":%s",
+                   res->timed_out ? "true" : "false", res->oom_killed ? "true" : "false",
+                   res->truncated ? "true" : "false");
+        buf_printf(&b, ",\"duration_ms\":%llu", (unsigned long long)res->duration_ms);
         if (x->exit_code) {
                 buf_puts(&b, ",\"error\":{\"code\":");
                 json_cstr(&b, x->code);

@@ -29,8 +29,14 @@ struct flag_list {
         size_t n;
 };
 
-/* Handle --json/--config/--help; returns 1 when handled, -1 when help was printed. */
-int args_common(struct cli *cli, const char *command, int opt);
+/*
+ * Handle --json/--config/--help; returns 1 when handled, -1 when help was printed, -2 on a
+ * usage error (unknown option or missing value: argv_opt is the offending argument).
+ */
+int args_common_argv(struct cli *cli, const char *command, int opt, const char *argv_opt);
+#define args_common(cli, command, opt) args_common_argv(cli, command, opt, argv[optind - 1])
+/* Commands that do not build a session config still reject a bad --config FILE (exit 2). */
+int args_check_config(struct cli *cli);
 int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, const char *arg);
 /* Load the config layers, apply the recorded flags, refuse what is not implemented yet. */
 int args_build_config(struct cli *cli, const struct flag_list *fl, struct sbx_config *c);

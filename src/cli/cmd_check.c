@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../launch/cgroup.h"
 #include "../launch/launch.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/syscalls.h"
@@ -31,7 +32,7 @@ static void check_session(struct feature *f)
                 struct sbx_error e = {0};
                 struct session_proc sp = SESSION_PROC_INIT;
                 config_init_defaults(&c);
-                int r = session_spawn(&c, &sp, &e);
+                int r = session_spawn(&c, NULL, &sp, &e);
                 session_kill(&sp);
                 (void)write_all(p[1], r == 0 ? "" : e.message, r == 0 ? 0 : strlen(e.message));
                 _exit(r == 0 ? 0 : 1);
@@ -74,6 +75,35 @@ static void check_syscalls(struct feature *pidfd, struct feature *openat2)
                 close(fd);
 }
 
+/*
+ * One row per limit: which cgroup hierarchy enforces it here. Required when a default create
+ * (built-in defaults, config files, SBX_* variables) asks for the limit: it then needs it.
+ */
+static void check_cgroups(struct feature *f)
+{
+        struct sbx_config c;
+        struct sbx_error e = {0};
+        config_init_defaults(&c);
+        if (config_load(&c, NULL, &e) < 0) {
+                config_free(&c);
+                config_init_defaults(&c);
+        }
+        const bool asked[CG_NCTRL] = {c.memory_bytes != 0, c.pids != 0, c.cpus_milli != 0};
+        for (int k = 0; k < CG_NCTRL; k++) {
+                struct cgroup_check r;
+                cgroup_check_controller((enum cg_ctrl)k, &r);
+                f[k].available = r.available;
+                f[k].required = asked[k];
+                snprintf(f[k].detail, sizeof(f[k].detail), "%s%s", r.detail,
+                         asked[k] ? "" : " (not needed: the limit is 'unlimited')");
+        }
+        struct cgroup_check kill;
+        cgroup_check_kill(&kill);
+        f[CG_NCTRL].available = kill.available;
+        snprintf(f[CG_NCTRL].detail, sizeof(f[CG_NCTRL].detail), "%s", kill.detail);
+        config_free(&c);
+}
+
 int cmd_check(struct cli *cli, int argc, char **argv)
 {
         for (int i = 1; i < argc; i++) {
@@ -81,22 +111,27 @@ int cmd_check(struct cli *cli, int argc, char **argv)
                         cli->json = true;
                 else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
                         return args_print_help("check");
+                else if (!strcmp(argv[i], "--config") && i + 1 < argc)
+                        cli->config_file = argv[++i];
                 else {
                         sbx_usage(&cli->err, "unexpected argument '%s'", argv[i]);
                         return cli_finish_error(cli, "check");
                 }
         }
+        if (args_check_config(cli) < 0)
+                return cli_finish_error(cli, "check");
         struct feature fs[] = {
                 {"session", false, true, ""},       {"seccomp-default", false, true, ""},
                 {"seccomp-strict", false, false, ""}, {"pidfd", false, true, ""},
-                {"openat2", false, false, ""},      {"cgroup-limits", false, false, ""},
+                {"openat2", false, false, ""},      {"cgroup-memory", false, true, ""},
+                {"cgroup-pids", false, true, ""},   {"cgroup-cpu", false, true, ""},
+                {"cgroup-kill", false, false, ""},
         };
         check_session(&fs[0]);
         check_seccomp(&fs[1], SBX_SECCOMP_DEFAULT);
         check_seccomp(&fs[2], SBX_SECCOMP_STRICT);
         check_syscalls(&fs[3], &fs[4]);
-        snprintf(fs[5].detail, sizeof(fs[5].detail),
-                 "not implemented in this sbx build: --memory/--cpus/--pids are refused");
+        check_cgroups(&fs[5]);
 
         bool ok = true;
         _cleanup_buf_ struct buf b = {0};

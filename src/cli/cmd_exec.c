@@ -28,6 +28,8 @@ int cmd_exec(struct cli *cli, int argc, char **argv)
                 if (cli->err.exit_code)
                         return cli_finish_error(cli, "exec");
         }
+        if (args_check_config(cli) < 0)
+                return cli_finish_error(cli, "exec");
         if (optind >= argc) {
                 sbx_usage(&cli->err, "missing session ID");
                 return cli_finish_error(cli, "exec");

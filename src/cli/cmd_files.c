@@ -174,7 +174,7 @@ static int args_next(struct args *a)
 static int args_step(struct cli *cli, struct args *a, int *opt)
 {
         while ((*opt = args_next(a)) != -1) {
-                int k = args_common(cli, a->cmd, *opt);
+                int k = args_common_argv(cli, a->cmd, *opt, a->optv[optind - 1]);
                 if (k == -1)
                         return -1;
                 if (k < 0)
@@ -182,7 +182,7 @@ static int args_step(struct cli *cli, struct args *a, int *opt)
                 if (k == 0)
                         return 1;
         }
-        return 0;
+        return args_check_config(cli) < 0 ? -2 : 0;
 }
 
 static int args_begin(struct cli *cli, struct args *a, int argc, char **argv)

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../launch/cgroup.h"
 #include "../launch/launch.h"
 #include "args.h"
 
@@ -23,10 +24,25 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         if (!st.env)
                 return sbx_internal(e, ENOMEM, "out of memory");
         struct session_proc p = SESSION_PROC_INIT;
-        int r = session_spawn(c, &p, e);
+        struct cgroup_plan plan = {0};
+        struct cgroup_session cg = CGROUP_SESSION_INIT;
+        /* No runtime entry: the id only names the session's cgroups. */
+        int r = session_id_generate(st.id);
+        if (r < 0)
+                r = sbx_internal(e, -r, "failed to generate a session id");
+        if (r == 0)
+                r = cgroup_prepare(c, &plan, e);
+        if (r == 0 && (r = cgroup_session_create(&plan, c, st.id, &cg, e)) == 0)
+                cgroup_session_to_state(&cg, &st);
+        else if (r < 0)
+                cgroup_plan_release(&plan); /* by path: before joining the session */
+        if (r == 0)
+                r = session_spawn(c, &cg, &p, e);
         if (r == 0)
                 r = exec_join(p.ns, &st, rq, res, e);
+        cgroup_session_kill(&cg);
         session_kill(&p);
+        cgroup_session_remove(&cg);
         strv_freep(&st.env);
         return r;
 }

@@ -41,7 +41,7 @@ static int parse(struct cli *cli, const char *cmd, const char *allowed, int argc
                 if (cli->err.exit_code)
                         return -1;
         }
-        return 0;
+        return args_check_config(cli) < 0 ? -1 : 0;
 }
 
 /* Ask the supervisor; a timeout guards against one that hangs. */

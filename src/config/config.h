@@ -44,6 +44,7 @@ struct sbx_config {
         enum sbx_origin rootfs_origin, image_origin, packages_origin, mounts_origin;
 
         /* [limits] */
+        /* 0 = "unlimited": no limit asked for (any number is above 0) */
         uint64_t memory_bytes; /* default 512M */
         uint64_t cpus_milli;   /* CPUs x 1000; default 1000 */
         uint64_t pids;         /* default 256 */

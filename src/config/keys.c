@@ -50,10 +50,36 @@ static int set_count(struct sbx_config *c, struct layer *l, const struct config_
         return set_number(c, l, k, v, parse_uint);
 }
 
+/*
+ * [limits] memory, cpus and pids: "unlimited" asks for no limit at all (stored as 0, which no
+ * number can give: their minimum is above 0). Any other value is a number as usual.
+ */
+static int set_limit(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                     const char *v, int (*parse)(const char *, uint64_t *))
+{
+        if (strcmp(v, "unlimited") == 0) {
+                *u64_at(c, k) = 0;
+                return 0;
+        }
+        return set_number(c, l, k, v, parse);
+}
+
+static int set_memory(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                      const char *v)
+{
+        return set_limit(c, l, k, v, parse_size);
+}
+
 static int set_cpus(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                          const char *v)
+{
+        return set_limit(c, l, k, v, parse_cpus);
+}
+
+static int set_pids(struct sbx_config *c, struct layer *l, const struct config_key *k,
                     const char *v)
 {
-        return set_number(c, l, k, v, parse_cpus);
+        return set_limit(c, l, k, v, parse_uint);
 }
 
 /* Replace *field with a copy of v, or with NULL when v is NULL. */
@@ -415,16 +441,19 @@ static const struct config_key keys[KEY__MAX] = {
     [KEY_MOUNTS] = {KEY_MOUNTS, "sandbox", "mounts", "SBX_VOLUME_MOUNTS", "--mount", .list = true,
                     .set = set_mounts, ORIGIN(mounts_origin),
                     .expected = "HOST:SANDBOX[:ro] like ~/src:/workspace/src:ro"},
-    [KEY_MEMORY] = {KEY_MEMORY, "limits", "memory", "SBX_MEMORY", "--memory", .set = set_size,
+    [KEY_MEMORY] = {KEY_MEMORY, "limits", "memory", "SBX_MEMORY", "--memory", .set = set_memory,
                     NUM(memory_bytes), ORIGIN(memory_origin), .min = 4 * KB * KB, .max = UINT64_MAX,
-                    .expected = "a size like 512M", .range = "must be at least 4M"},
+                    .expected = "a size like 512M, or unlimited",
+                    .range = "must be at least 4M (or unlimited)"},
     [KEY_CPUS] = {KEY_CPUS, "limits", "cpus", "SBX_CPUS", "--cpus", .set = set_cpus,
                   NUM(cpus_milli), ORIGIN(cpus_origin), .min = 1, .max = 1024000,
-                  .expected = "a number of CPUs like 0.5 or 2 (at most 3 decimals)",
-                  .range = "must be more than 0 and at most 1024"},
-    [KEY_PIDS] = {KEY_PIDS, "limits", "pids", "SBX_PIDS", "--pids", .set = set_count, NUM(pids),
+                  .expected = "a number of CPUs like 0.5 or 2 (at most 3 decimals), or "
+                              "unlimited",
+                  .range = "must be more than 0 and at most 1024 (or unlimited)"},
+    [KEY_PIDS] = {KEY_PIDS, "limits", "pids", "SBX_PIDS", "--pids", .set = set_pids, NUM(pids),
                   ORIGIN(pids_origin), .min = 1, .max = 4194304,
-                  .expected = "a whole number like 256", .range = "must be from 1 to 4194304"},
+                  .expected = "a whole number like 256, or unlimited",
+                  .range = "must be from 1 to 4194304 (or unlimited)"},
     [KEY_DISK] = {KEY_DISK, "limits", "disk", "SBX_DISK", "--disk", .set = set_size,
                   NUM(disk_bytes), ORIGIN(disk_origin), .min = KB * KB, .max = UINT64_MAX,
                   .expected = "a size like 1G", .range = "must be at least 1M"},

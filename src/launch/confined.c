@@ -17,6 +17,7 @@
 #include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
 #include "../shared/util.h"
+#include "cgroup.h"
 #include "confined.h"
 #include "session_ref.h"
 
@@ -98,8 +99,18 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, stru
         (void)prctl(PR_SET_DUMPABLE, 0);
         if (geteuid() == 0)
                 (void)setgroups(0, NULL);
+        struct sbx_error ignored = {0};
+        (void)seccomp_check(s.st.seccomp, &ignored); /* compiled once, attached in the child */
+        /* The helper is limited like a command: it enters the session's cgroups (opened here,
+         * before any setns, as for exec). */
+        struct cgroup_exec cx = CGROUP_EXEC_INIT;
+        if ((r = cgroup_exec_prepare(&s.st, &cx, e)) < 0) {
+                session_ref_close(&s);
+                return r;
+        }
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0) {
+                (void)cgroup_exec_finish(&cx);
                 session_ref_close(&s);
                 return sbx_internal(e, errno, "failed to create a pipe");
         }
@@ -116,19 +127,30 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, stru
                 }
                 /* setns(CLONE_NEWPID) applies to children: fork once more to be inside */
                 pid_t inner = fork();
+                if (inner == 0 && cgroup_exec_enter_command(&cx) < 0) {
+                        struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};
+                        snprintf(h.code, sizeof(h.code), "internal");
+                        snprintf(h.message, sizeof(h.message),
+                                 "failed to move the file operation into the session's cgroup");
+                        (void)write_all(p[1], &h, sizeof(h));
+                        _exit(1);
+                }
                 if (inner == 0)
                         child_main(&s.st, p[1], fn, arg);
                 _exit(inner < 0 ? 1 : 0);
         }
         close(p[1]);
+        cgroup_exec_close_fds(&cx);
         if (pid < 0) {
                 close(p[0]);
+                (void)cgroup_exec_finish(&cx);
                 session_ref_close(&s);
                 return sbx_internal(e, errno, "failed to fork");
         }
         r = read_result(p[0], out, e);
         close(p[0]);
         (void)RETRY_EINTR(waitpid(pid, NULL, 0));
+        (void)cgroup_exec_finish(&cx);
         session_ref_close(&s);
         return r;
 }

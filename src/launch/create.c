@@ -11,6 +11,7 @@
 #include "../session/runtime.h"
 #include "../shared/macros.h"
 #include "../shared/sync.h"
+#include "cgroup.h"
 #include "launch.h"
 
 /* A new, unique $RT/<id> with its lock file created and locked. */
@@ -51,12 +52,19 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
         if (r < 0)
                 return r;
         runtime_reap_stale(rtfd);
+        /* Before the supervisor exists: it starts in the cgroup this process ends up in. */
+        struct cgroup_plan plan;
+        if ((r = cgroup_prepare(c, &plan, e)) < 0)
+                return r;
 
         char id[SESSION_ID_LEN + 1];
         _cleanup_close_ int sessfd = -1, lockfd = -1, report = -1, child_report = -1;
-        if ((r = make_session_dir(rtfd, id, &sessfd, &lockfd, e)) < 0)
+        if ((r = make_session_dir(rtfd, id, &sessfd, &lockfd, e)) < 0) {
+                cgroup_plan_release(&plan);
                 return r;
+        }
         if (c->name && (r = runtime_name_claim(rtfd, c->name, id)) < 0) {
+                cgroup_plan_release(&plan);
                 runtime_remove_session(rtfd, id);
                 return r == -EEXIST ? sbx_fail(e, EXIT_FAILED, "exists", 0,
                                                "a session named '%s' already exists", c->name)
@@ -78,7 +86,7 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
         }
         if (pid == 0) {
                 closep(&report);
-                supervisor_main(c, rtfd, sessfd, lockfd, id, child_report);
+                supervisor_main(c, &plan, rtfd, sessfd, lockfd, id, child_report);
         }
         closep(&child_report);
         closep(&lockfd); /* the supervisor holds the lock from here on */
@@ -94,6 +102,7 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
                 return sbx_internal(e, -r, "failed to read the new session's state");
         return 0;
 fail:
+        cgroup_plan_release(&plan);
         if (c->name)
                 runtime_name_release(rtfd, c->name, id);
         runtime_remove_session(rtfd, id);

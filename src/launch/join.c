@@ -24,9 +24,11 @@
 #include <unistd.h>
 
 #include "../sandbox/sandbox.h"
+#include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
+#include "cgroup.h"
 #include "join.h"
 #include "launch.h"
 
@@ -196,9 +198,31 @@ static void reaper_drop_caps(void)
         (void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 
-/* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
-_noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec)
+/* B or C could not enter the session's cgroups: the command must not run unlimited. */
+static void cgroup_failed(struct sbx_error *ce, int err)
 {
+        sbx_fail(ce, EXIT_SBX_FAILED, "internal", err,
+                 "failed to move the command into the session's cgroup");
+}
+
+/* B could not start C: say why instead of vanishing. */
+_noreturn_ static void reaper_fail(int status_fd, const struct sbx_error *ce)
+{
+        struct exec_report rep = {.kind = REPORT_EXEC_ERROR, .exit_code = EXIT_SBX_FAILED};
+        snprintf(rep.code, sizeof(rep.code), "internal");
+        snprintf(rep.message, sizeof(rep.message), "%s", ce->message);
+        report(status_fd, &rep);
+        struct exec_report done = {.kind = REPORT_EXIT, .status = EXIT_SBX_FAILED << 8};
+        report(status_fd, &done);
+        _exit(EXIT_SBX_FAILED);
+}
+
+/* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
+_noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
+                                   struct cgroup_exec *cx)
+{
+        struct sbx_error ce = {0};
+        int cr;
         closep(&f->status[0]);
         closep(&f->in[1]);
         /* The caller's stdio never stays in a process the session can see. */
@@ -216,14 +240,26 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec)
                 _exit(EXIT_SBX_FAILED);
 
         pid_t c = fork();
-        if (c < 0)
-                _exit(EXIT_SBX_FAILED);
+        if (c < 0) {
+                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", errno, "failed to start the command%s",
+                         errno == EAGAIN ? " (the session's --pids limit is reached?)" : "");
+                reaper_fail(f->status[1], &ce);
+        }
         if (c == 0) {
                 sigprocmask(SIG_UNBLOCK, &set, NULL);
                 close(errp[0]);
+                /* Into the exec's cgroups before anything of the command runs. */
+                if ((cr = cgroup_exec_enter_command(cx)) < 0) {
+                        cgroup_failed(&ce, -cr);
+                        (void)write_all(errp[1], &ce, sizeof(ce));
+                        _exit(EXIT_SBX_FAILED);
+                }
                 spec->errfd = errp[1];
                 exec_child_run(spec);
         }
+        /* B follows (it forked C from outside, so C starts even when the session's pids are
+         * all taken). B is sbx's own; where it cannot enter, it still dies with the session. */
+        (void)cgroup_exec_enter_reaper(cx);
         close(errp[1]);
         /* B itself keeps only the read ends (for draining) and the status socket. */
         int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
@@ -314,28 +350,40 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
               struct exec_result *res, struct sbx_error *e)
 {
         struct exec_fds f = EXEC_FDS_INIT;
+        struct cgroup_exec cx = CGROUP_EXEC_INIT;
         struct exec_spec spec;
         uint64_t start = now_monotonic_ms();
         _cleanup_strv_ char **env = exec_env(rq, st);
         int r = env ? make_host_fds(rq, &f, e) : sbx_internal(e, ENOMEM, "out of memory");
+        /* Opened with our host credentials, before setns: what the kernel checks on write. */
+        if (r == 0)
+                r = cgroup_exec_prepare(st, &cx, e);
         if (r == 0)
                 r = join_namespaces(ns, e);
         if (r == 0)
                 r = make_inside_fds(rq, &f, e);
         if (r < 0) {
+                (void)cgroup_exec_finish(&cx);
                 exec_fds_close(&f);
                 return r;
         }
         fill_spec(rq, st, &f, env, &spec);
 
+        /* Compile the filter once here: C, forked twice below, then only attaches it. */
+        struct sbx_error ignored = {0};
+        (void)seccomp_check(st->seccomp, &ignored);
         /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns */
         pid_t b = fork();
         if (b < 0) {
+                r = sbx_internal(e, errno, "failed to start the command");
+                (void)cgroup_exec_finish(&cx);
                 exec_fds_close(&f);
-                return sbx_internal(e, errno, "failed to start the command");
+                return r;
         }
         if (b == 0)
-                reaper_main(&f, &spec);
+                reaper_main(&f, &spec, &cx);
+        cgroup_exec_close_fds(&cx);
+        f.reaper = b;
 
         /* The client keeps the read ends, the write end of stdin and its status socket. */
         closep(&f.out[1]);
@@ -347,6 +395,9 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000;
         r = relay_run(&f, rq, timeout_ms, res, e);
         res->duration_ms = now_monotonic_ms() - start;
+        /* "Killed by the memory limit": an OOM kill in this exec's cgroup and exit 137. */
+        res->oom_killed = cgroup_exec_finish(&cx) && !res->timed_out &&
+                          res->exit_code == 128 + SIGKILL;
         exec_fds_close(&f);
         return r;
 }

@@ -32,12 +32,15 @@ void session_ns_close(int ns[SESSION_NS_COUNT]);
 /* setns() into every namespace in ns (user first). */
 int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e);
 
+struct cgroup_session;
 /*
- * Clone the session init with every namespace, write its uid/gid maps, and wait until its
- * root is built (sync points #1 and #2). On failure nothing is left: the init is killed and
- * reaped. The init dies with the calling process (PDEATHSIG).
+ * Clone the session init with every namespace, into the session's cgroups when cg is not NULL
+ * (before it runs anything of its own), write its uid/gid maps, and wait until its root is
+ * built (sync points #1 and #2). On failure nothing is left: the init is killed and reaped.
+ * The init dies with the calling process (PDEATHSIG).
  */
-int session_spawn(const struct sbx_config *c, struct session_proc *out, struct sbx_error *e);
+int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
+                  struct session_proc *out, struct sbx_error *e);
 /* SIGKILL the init (its whole pid namespace dies) and reap it. */
 void session_kill(struct session_proc *p);
 
@@ -49,9 +52,11 @@ int control_connect(int sessfd, struct sbx_error *e);
 /* Send req, receive the reply text (NUL-terminated) and up to max_fds passed fds (the rest -1). */
 int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fds, size_t max_fds);
 
+struct cgroup_plan;
 /* Supervisor entry point, in the forked child of `create`. Never returns. */
-_noreturn_ void supervisor_main(const struct sbx_config *c, int rtfd, int sessfd, int lockfd,
-                                const char *id, int report_fd);
+_noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_plan *plan,
+                                int rtfd, int sessfd, int lockfd, const char *id,
+                                int report_fd);
 
 /* One command to run in a session. */
 struct exec_request {
@@ -70,6 +75,7 @@ struct exec_result {
         bool timed_out;
         bool truncated;
         uint64_t duration_ms;
+        bool oom_killed; /* the session's memory limit killed the command (exit 137) */
         struct buf output; /* captured output (capture mode) */
         struct sbx_error exec_error; /* set when the command could not be started (126/127) */
 };

@@ -33,10 +33,21 @@ struct relay {
         struct termios saved;
         bool raw;
         int sigfd;
+        uint64_t streamed; /* bytes passed to the caller (streaming mode) */
 };
 
 static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
 {
+        if (!r->rq->capture && r->rq->max_output) {
+                /* streamed output honours --max-output too; the rest is read and dropped */
+                uint64_t left = r->streamed < r->rq->max_output ? r->rq->max_output - r->streamed
+                                                                : 0;
+                if (left < n) {
+                        n = (size_t)left;
+                        r->res->truncated = true;
+                }
+                r->streamed += n;
+        }
         if (r->rq->capture) {
                 size_t room = n;
                 if (r->rq->max_output) {
@@ -160,8 +171,7 @@ static void restore_tty(struct relay *r)
 static void kill_all(struct relay *r)
 {
         closep(&r->f->status[0]);
-        while (RETRY_EINTR(waitpid(-1, NULL, 0)) > 0)
-                ;
+        (void)RETRY_EINTR(waitpid(r->f->reaper, NULL, 0));
         r->res->timed_out = true;
 }
 

@@ -5,15 +5,18 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../sandbox/sandbox.h"
+#include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
+#include "cgroup.h"
 #include "launch.h"
 
 static int write_proc_file(pid_t pid, const char *name, const char *text, struct sbx_error *e)
@@ -84,6 +87,26 @@ static int open_namespaces(const struct sbx_config *c, struct session_proc *p,
         return 0;
 }
 
+/*
+ * As root, host-root-owned /usr would show up as "nobody" inside and the capability-less
+ * sandbox root could not write through its overlay. An idmapped clone of /usr, keyed to the
+ * session's user namespace, shows host uid N as the session's uid N (N < count): the overlay's
+ * copy-up then works like on a container host. Needs CAP_SYS_ADMIN on the host, so an
+ * unprivileged session keeps a /usr whose existing files are read-only to it. -1 if unavailable.
+ */
+static int idmapped_usr(const struct sbx_config *c, const struct session_proc *p)
+{
+        if (geteuid() != 0 || (c->rootfs && strcmp(c->rootfs, "host") != 0))
+                return -1;
+        _cleanup_close_ int tree = open_tree(AT_FDCWD, "/usr", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+                                                                       AT_RECURSIVE);
+        struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV,
+                               .userns_fd = (uint64_t)p->ns[NS_USER]};
+        if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
+                return -1;
+        return TAKE_FD(tree);
+}
+
 void session_kill(struct session_proc *p)
 {
         session_ns_close(p->ns);
@@ -98,7 +121,28 @@ void session_kill(struct session_proc *p)
         p->pid = 0;
 }
 
-int session_spawn(const struct sbx_config *c, struct session_proc *out, struct sbx_error *e)
+/*
+ * The init is born in the session's v2 "init" cgroup (clone3 CLONE_INTO_CGROUP) when there is
+ * one and the kernel can; otherwise it is moved there, and into the v1 cgroups, by pid before
+ * #1: until #1 it runs nothing but sbx's own code waiting for it.
+ */
+static pid_t clone_init(unsigned long flags, const struct cgroup_session *cg, bool *ret_in_v2)
+{
+        *ret_in_v2 = false;
+        if (cg && cg->v2_init_fd >= 0) {
+                pid_t pid = sys_clone3_into_cgroup(flags, cg->v2_init_fd);
+                if (pid >= 0) {
+                        *ret_in_v2 = true;
+                        return pid;
+                }
+                /* ENOSYS/E2BIG before 5.7; anything else shows up again below, with the
+                 * error of the step that really fails. */
+        }
+        return sys_clone_flags(flags);
+}
+
+int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
+                  struct session_proc *out, struct sbx_error *e)
 {
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -109,11 +153,16 @@ int session_spawn(const struct sbx_config *c, struct session_proc *out, struct s
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
 
+        /* Compile the filter before the clone: the init then only attaches it. */
+        struct sbx_error ignored = {0};
+        (void)seccomp_check(c->seccomp, &ignored);
+
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                               CLONE_NEWUTS | CLONE_NEWCGROUP;
         if (c->net != SBX_NET_HOST)
                 flags |= CLONE_NEWNET;
-        pid_t pid = sys_clone_flags(flags);
+        bool in_v2;
+        pid_t pid = clone_init(flags, cg, &in_v2);
         if (pid < 0)
                 return errno == EPERM || errno == EINVAL || errno == ENOSPC
                                ? sbx_unsupported(e, errno,
@@ -131,12 +180,15 @@ int session_spawn(const struct sbx_config *c, struct session_proc *out, struct s
         p.pid = pid;
         p.pidfd = sys_pidfd_open(pid, 0);
         int r = p.pidfd < 0 ? sbx_unsupported(e, errno, "pidfd_open is not available") : 0;
+        if (r == 0 && cg)
+                r = cgroup_session_attach(cg, pid, !in_v2, e);
         if (r == 0)
                 r = write_id_maps(c, pid, e);
         if (r == 0)
                 r = open_namespaces(c, &p, e);
-        /* #1: maps written */
-        if (r == 0 && sync_send_ok(parent_end) < 0)
+        _cleanup_close_ int usr_tree = r == 0 ? idmapped_usr(c, &p) : -1;
+        /* #1: maps written (with the idmapped /usr when there is one) */
+        if (r == 0 && sync_send_ok_fd(parent_end, usr_tree) < 0)
                 r = sbx_internal(e, errno, "the session init died during setup");
         /* #2: root built, or the init's own error */
         if (r == 0)

@@ -22,12 +22,15 @@
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
+#include "cgroup.h"
 #include "launch.h"
 
 #define MAX_CLIENTS 1024
 
 struct supervisor {
         const struct sbx_config *cfg;
+        const struct cgroup_plan *plan;
+        struct cgroup_session cg;
         int rtfd, sessfd;
         struct session_state st;
         struct session_proc init;
@@ -90,8 +93,11 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         if (s->sigfd < 0 || s->timerfd < 0 || s->epfd < 0)
                 return sbx_internal(e, errno, "failed to set up the supervisor");
 
-        int r = session_spawn(s->cfg, &s->init, e);
+        int r = cgroup_session_create(s->plan, s->cfg, s->st.id, &s->cg, e);
         if (r < 0)
+                return r;
+        cgroup_session_to_state(&s->cg, &s->st);
+        if ((r = session_spawn(s->cfg, &s->cg, &s->init, e)) < 0)
                 return r;
         if ((r = listen_ctl(s, e)) < 0)
                 return r;
@@ -107,12 +113,21 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         return 0;
 }
 
+/* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
+ * namespace), its cgroups, its runtime entries. */
+static void teardown(struct supervisor *s)
+{
+        cgroup_session_kill(&s->cg);
+        session_kill(&s->init);
+        cgroup_session_remove(&s->cg);
+        runtime_name_release(s->rtfd, s->st.name, s->st.id);
+        runtime_remove_session(s->rtfd, s->st.id);
+}
+
 /* The end of a session, whatever the reason: nothing of it is left afterwards. */
 _noreturn_ static void end_session(struct supervisor *s)
 {
-        session_kill(&s->init);
-        runtime_name_release(s->rtfd, s->st.name, s->st.id);
-        runtime_remove_session(s->rtfd, s->st.id);
+        teardown(s);
         _exit(0);
 }
 
@@ -194,9 +209,7 @@ static void handle_request(struct supervisor *s, int fd)
                          (unsigned long long)s->st.ttl_sec);
                 send_reply(fd, reply);
         } else if (strcmp(req, "DESTROY") == 0) {
-                session_kill(&s->init);
-                runtime_name_release(s->rtfd, s->st.name, s->st.id);
-                runtime_remove_session(s->rtfd, s->st.id);
+                teardown(s);
                 send_reply(fd, "OK");
                 _exit(0);
         } else {
@@ -248,11 +261,12 @@ _noreturn_ static void event_loop(struct supervisor *s)
         }
 }
 
-_noreturn_ void supervisor_main(const struct sbx_config *c, int rtfd, int sessfd, int lockfd,
-                                const char *id, int report_fd)
+_noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_plan *plan,
+                                int rtfd, int sessfd, int lockfd, const char *id,
+                                int report_fd)
 {
-        struct supervisor s = {.cfg = c, .rtfd = rtfd, .sessfd = sessfd,
-                               .init = SESSION_PROC_INIT, .listenfd = -1};
+        struct supervisor s = {.cfg = c, .plan = plan, .cg = CGROUP_SESSION_INIT, .rtfd = rtfd,
+                               .sessfd = sessfd, .init = SESSION_PROC_INIT, .listenfd = -1};
         struct sbx_error e = {0};
 
         setsid();
@@ -286,7 +300,9 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, int rtfd, int sessfd
         close(report_fd);
         event_loop(&s);
 fail:
+        cgroup_session_kill(&s.cg);
         session_kill(&s.init);
+        cgroup_session_remove(&s.cg);
         runtime_name_release(rtfd, c->name, id);
         runtime_remove_session(rtfd, id);
         (void)sync_send_error(report_fd, &e);

@@ -19,16 +19,17 @@
 
 static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error *e)
 {
-        struct rootfs_sources src = {.base_fd = -1};
-        int r = rootfs_prepare(c, &src, e);
+        struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1};
 
-        /* #1: the supervisor has written our uid/gid maps */
-        if (r == 0)
-                r = sync_wait(sync_fd, "the supervisor", e);
+        /* #1: the supervisor has written our uid/gid maps (and opened our namespaces) */
+        int r = sync_wait_fd(sync_fd, "the supervisor", &src.usr_tree_fd, e);
         /* Only now: a non-dumpable process's /proc files belong to root, and an unprivileged
          * supervisor must write our uid_map first. Nothing else exists in our pid namespace
          * before this point, so nothing inside could have looked at us. */
         (void)prctl(PR_SET_DUMPABLE, 0);
+        /* Sources are opened before the uid switch, with the caller's own access rights. */
+        if (r == 0)
+                r = rootfs_prepare(c, &src, e);
         if (r == 0)
                 r = creds_become_sandbox_user(e);
         if (r == 0 && sethostname(c->hostname, strlen(c->hostname)) < 0)
@@ -54,6 +55,10 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd)
                 (void)prctl(PR_SET_DUMPABLE, 0);
                 r = creds_lock_down(&e);
         }
+        /* The kernel clears the parent-death signal on every credential change: arm it again
+         * now that they are final. Were the supervisor already gone, #2 below fails. */
+        if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                r = sbx_internal(&e, errno, "failed to tie the session to its supervisor");
         if (r == 0)
                 r = seccomp_apply(c->seccomp, &e);
         if (r < 0) {
@@ -61,7 +66,8 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd)
                 _exit(1);
         }
         /* #2: ready */
-        (void)sync_send_ok(sync_fd);
+        if (sync_send_ok(sync_fd) < 0)
+                _exit(1);
         (void)sys_close_range(3, ~0U, 0);
 
         sigset_t set;

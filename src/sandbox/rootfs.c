@@ -14,6 +14,7 @@
 void rootfs_sources_close(struct rootfs_sources *s)
 {
         closep(&s->base_fd);
+        closep(&s->usr_tree_fd);
         for (size_t i = 0; i < s->n_volumes; i++)
                 closep(&s->volume_fds[i]);
         free(s->volume_fds);
@@ -23,7 +24,8 @@ void rootfs_sources_close(struct rootfs_sources *s)
 
 int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struct sbx_error *e)
 {
-        *src = (struct rootfs_sources){.base_fd = -1};
+        int usr_tree = src->usr_tree_fd;
+        *src = (struct rootfs_sources){.base_fd = -1, .usr_tree_fd = usr_tree};
 
         /* Nothing we mount from here on may propagate back to the host. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -81,20 +83,32 @@ static int setup_usr_links(int rootfd, int hostfd, struct sbx_error *e)
 }
 
 /* /usr: an overlay over the host's /usr (writes land in the layer), or read-only. */
-static int setup_usr(const struct sbx_config *c, int rootfd, struct sbx_error *e)
+static int setup_usr(const struct sbx_config *c, const struct rootfs_sources *src, int rootfd,
+                     struct sbx_error *e)
 {
         _cleanup_close_ int t = mnt_open_target(rootfd, "/usr", true, e);
         if (t < 0)
                 return t;
+        const char *lower = "/oldroot/usr";
+        if (src->usr_tree_fd >= 0) {
+                /* attach the idmapped clone inside the layer and stack the overlay on it */
+                if (mkdir("/lower-usr", 0755) < 0)
+                        return sbx_internal(e, errno, "failed to create the /usr lower dir");
+                _cleanup_close_ int lt = open("/lower-usr", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (lt < 0 || move_mount(src->usr_tree_fd, "", lt, "",
+                                         MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                        return sbx_internal(e, errno, "failed to attach the idmapped /usr");
+                lower = "/lower-usr";
+        }
         if (c->read_only) {
-                _cleanup_close_ int src = open("/oldroot/usr", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (src < 0)
+                _cleanup_close_ int usr = open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (usr < 0)
                         return sbx_internal(e, errno, "failed to open the host's /usr");
-                return mnt_bind(src, t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, "/usr", e);
+                return mnt_bind(usr, t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, "/usr", e);
         }
         if (mkdir("/upper/usr", 0755) < 0 || mkdir("/work/usr", 0755) < 0)
                 return sbx_internal(e, errno, "failed to create the /usr overlay dirs");
-        const char *opts[] = {"lowerdir", "/oldroot/usr", "upperdir", "/upper/usr",
+        const char *opts[] = {"lowerdir", lower, "upperdir", "/upper/usr",
                               "workdir",  "/work/usr",    "userxattr", NULL,
                               NULL};
         struct sbx_error sub = {0};
@@ -234,7 +248,7 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
                 return sbx_internal(e, errno, "failed to open the host root");
 
         if (src->base_fd < 0) {
-                if ((r = setup_usr(c, rootfd, e)) < 0 || (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
+                if ((r = setup_usr(c, src, rootfd, e)) < 0 || (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
                     (r = rootfs_setup_etc(c, rootfd, hostfd, e)) < 0)
                         return r;
                 static const char *const empty[] = {"/var/tmp", "/run", "/home"};

@@ -8,8 +8,10 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include "../launch/cgroup.h"
 #include "../shared/macros.h"
 #include "../shared/util.h"
+#include "state.h"
 
 static int runtime_path(char *out, size_t n)
 {
@@ -223,6 +225,10 @@ void runtime_reap_stale(int rtfd)
                         if (fstat(sfd, &st) < 0 || st.st_mtime > now_realtime_sec() - 60)
                                 continue;
                 }
+                /* The dead session's cgroups, as its supervisor recorded them. */
+                _cleanup_state_ struct session_state dead = {0};
+                if (session_state_read(sfd, &dead) == 0)
+                        cgroup_remove_recorded(&dead);
                 runtime_remove_session(rtfd, de->d_name);
         }
         reap_stale_names(rtfd);

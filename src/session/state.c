@@ -15,7 +15,12 @@ void session_state_free(struct session_state *s)
         free(s->workdir);
         free(s->hostname);
         strv_freep(&s->env);
+        free(s->cgroup);
+        free(s->cgroup_v1_memory);
+        free(s->cgroup_v1_pids);
+        free(s->cgroup_v1_cpu);
         s->name = s->workdir = s->hostname = NULL;
+        s->cgroup = s->cgroup_v1_memory = s->cgroup_v1_pids = s->cgroup_v1_cpu = NULL;
 }
 
 /* %-escape everything that is not printable ASCII, plus '%' itself. */
@@ -23,7 +28,7 @@ static int put_escaped(struct buf *b, const char *v)
 {
         for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
                 int r = (*p > 0x20 && *p < 0x7f && *p != '%') ? buf_append(b, p, 1)
-                                                               : buf_printf(b, "%%%02x", *p);
+                                                              : buf_printf(b, "%%%02x", *p);
                 if (r < 0)
                         return r;
         }
@@ -64,6 +69,14 @@ int session_state_format(const struct session_state *s, struct buf *b)
         r |= put_num(b, "nofile", (int64_t)s->nofile);
         r |= put_num(b, "disk", (int64_t)s->disk_bytes);
         r |= put_num(b, "read_only", s->read_only);
+        if (s->cgroup)
+                r |= put_kv(b, "cgroup", s->cgroup);
+        if (s->cgroup_v1_memory)
+                r |= put_kv(b, "cgroup_v1_memory", s->cgroup_v1_memory);
+        if (s->cgroup_v1_pids)
+                r |= put_kv(b, "cgroup_v1_pids", s->cgroup_v1_pids);
+        if (s->cgroup_v1_cpu)
+                r |= put_kv(b, "cgroup_v1_cpu", s->cgroup_v1_cpu);
         for (char **e = s->env; e && *e; e++)
                 r |= put_kv(b, "env", *e);
         return r ? -ENOMEM : 0;
@@ -138,16 +151,30 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                 free(v);
                 return ok ? 0 : -EINVAL;
         }
-        char **str = strcmp(k, "name") == 0       ? &s->name
-                     : strcmp(k, "workdir") == 0  ? &s->workdir
-                     : strcmp(k, "hostname") == 0 ? &s->hostname
-                                                  : NULL;
+        char **str = strcmp(k, "name") == 0               ? &s->name
+                     : strcmp(k, "workdir") == 0          ? &s->workdir
+                     : strcmp(k, "hostname") == 0         ? &s->hostname
+                     : strcmp(k, "cgroup") == 0           ? &s->cgroup
+                     : strcmp(k, "cgroup_v1_memory") == 0 ? &s->cgroup_v1_memory
+                     : strcmp(k, "cgroup_v1_pids") == 0   ? &s->cgroup_v1_pids
+                     : strcmp(k, "cgroup_v1_cpu") == 0    ? &s->cgroup_v1_cpu
+                                                          : NULL;
         if (str) {
                 free(*str);
                 *str = v;
                 return 0;
         }
         _cleanup_free_ char *owned = v;
+        static const char *const numeric[] = {
+            "version",  "supervisor_pid", "supervisor_start",
+
+            "init_pid", "created_at",     "expires_at",       "ttl", "timeout", "seccomp", "net",
+            "nofile",   "disk",           "read_only"};
+        bool known = false;
+        for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
+                known = known || strcmp(k, numeric[i]) == 0;
+        if (!known)
+                return 0; /* a key of a newer sbx with the same version: ignored */
         if (parse_i64(v, &x) < 0)
                 return -EINVAL;
         if (strcmp(k, "version") == 0)
@@ -176,7 +203,6 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                 s->disk_bytes = (uint64_t)x;
         else if (strcmp(k, "read_only") == 0)
                 s->read_only = x != 0;
-        /* unknown keys of the same version are ignored (forward compatible) */
         return 0;
 }
 
@@ -228,6 +254,7 @@ int session_state_write(int sessfd, const struct session_state *s)
 
 int session_state_read(int sessfd, struct session_state *s)
 {
+        memset(s, 0, sizeof(*s)); /* safe to free whatever happens below */
         _cleanup_buf_ struct buf b = {0};
         int r = read_file_at(sessfd, "state", &b, 1 << 20);
         if (r < 0)
@@ -272,10 +299,10 @@ char **env_merge(char *const *base, char *const *overrides)
 char **session_env_build(const struct sbx_config *c)
 {
         static char *const builtin[] = {
-                "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                "HOME=/workspace",
-                "LANG=C.UTF-8",
-                NULL,
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME=/workspace",
+            "LANG=C.UTF-8",
+            NULL,
         };
         return env_merge(builtin, c->env);
 }

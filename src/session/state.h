@@ -35,6 +35,11 @@ struct session_state {
         uint64_t nofile;
         uint64_t disk_bytes;
         bool read_only;
+        /* The session's cgroups (launch/cgroup.h), absolute paths; NULL when none. */
+        char *cgroup;           /* cgroup v2: <parent>/<id> */
+        char *cgroup_v1_memory; /* cgroup v1, per controller that v2 does not provide */
+        char *cgroup_v1_pids;
+        char *cgroup_v1_cpu;
 };
 
 void session_state_free(struct session_state *s);

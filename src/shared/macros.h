@@ -46,6 +46,7 @@ static inline void strv_freep(char ***v)
         for (char **p = *v; *p; p++)
                 free(*p);
         free(*v);
+        *v = NULL;
 }
 
 #define _cleanup_(f) __attribute__((cleanup(f)))

@@ -20,6 +20,23 @@ int sync_send_ok(int fd)
         return RETRY_EINTR(send(fd, &m, sizeof(m), MSG_NOSIGNAL)) < 0 ? negerrno() : 0;
 }
 
+int sync_send_ok_fd(int fd, int pass_fd)
+{
+        if (pass_fd < 0)
+                return sync_send_ok(fd);
+        struct sync_msg m = {.ok = 1};
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                            .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
+        return RETRY_EINTR(sendmsg(fd, &mh, MSG_NOSIGNAL)) < 0 ? negerrno() : 0;
+}
+
 int sync_send_error(int fd, const struct sbx_error *e)
 {
         struct sync_msg m = {.ok = 0, .exit_code = e->exit_code ? e->exit_code : EXIT_SBX_FAILED};
@@ -42,8 +59,28 @@ static const char *known_code(const char *c)
 
 int sync_wait(int fd, const char *what, struct sbx_error *e)
 {
+        return sync_wait_fd(fd, what, NULL, e);
+}
+
+int sync_wait_fd(int fd, const char *what, int *ret_fd, struct sbx_error *e)
+{
         struct sync_msg m;
-        ssize_t n = RETRY_EINTR(recv(fd, &m, sizeof(m), 0));
+        char cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                            .msg_controllen = sizeof(cbuf)};
+        if (ret_fd)
+                *ret_fd = -1;
+        ssize_t n = RETRY_EINTR(recvmsg(fd, &mh, MSG_CMSG_CLOEXEC));
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        int got;
+                        memcpy(&got, CMSG_DATA(c), sizeof(int));
+                        if (ret_fd)
+                                *ret_fd = got;
+                        else
+                                close(got);
+                }
         if (n < 0)
                 return sbx_internal(e, errno, "failed to hear from %s", what);
         if (n != (ssize_t)sizeof(m))

@@ -10,6 +10,10 @@
 
 /* Send "step done" (sync point reached). */
 int sync_send_ok(int fd);
+/* The same, passing pass_fd along (SCM_RIGHTS) when it is >= 0. */
+int sync_send_ok_fd(int fd, int pass_fd);
+/* sync_wait() that also receives a passed fd (-1 when none came). */
+int sync_wait_fd(int fd, const char *what, int *ret_fd, struct sbx_error *e);
 /* Send the error e. */
 int sync_send_error(int fd, const struct sbx_error *e);
 /*

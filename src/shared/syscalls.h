@@ -58,6 +58,26 @@ static inline int sys_mount_setattr(int dirfd, const char *path, unsigned int fl
         return (int)syscall(SYS_mount_setattr, dirfd, path, flags, attr, sizeof(*attr));
 }
 
+/* clone3(2)'s argument (linux/sched.h, kept here: that header clashes with glibc's). */
+struct sbx_clone_args {
+        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls;
+        uint64_t set_tid, set_tid_size, cgroup;
+};
+#define SBX_CLONE_INTO_CGROUP 0x200000000ULL
+
+/*
+ * fork() with namespace flags into the cgroup whose directory is open as cgroup_fd (Linux
+ * 5.7+): the child is never outside it, not even for one instruction. -1 with ENOSYS or E2BIG
+ * on older kernels. The child returns 0 like fork().
+ */
+static inline pid_t sys_clone3_into_cgroup(unsigned long flags, int cgroup_fd)
+{
+        struct sbx_clone_args a = {.flags = flags | SBX_CLONE_INTO_CGROUP,
+                                   .exit_signal = SIGCHLD,
+                                   .cgroup = (uint64_t)cgroup_fd};
+        return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+}
+
 /*
  * fork() with namespace flags. The child returns 0 like fork(). glibc >= 2.34 keeps raise()
  * and friends correct after a raw clone (it asks the kernel for the tid).

@@ -199,15 +199,47 @@ static void test_defaults(struct t *t)
         CHECK(c->audit_dir == NULL && c->warnings == NULL);
 }
 
+/* "unlimited" asks for no limit (stored as 0) for memory, cpus and pids only; any layer. */
+static void test_unlimited(struct t *t)
+{
+        reset(t);
+        CHECK(flag(t, "--memory", "unlimited") == 0 && t->c.memory_bytes == 0);
+        CHECK(t->c.memory_origin == SBX_ORIGIN_FLAG);
+        CHECK(flag(t, "--cpus", "unlimited") == 0 && t->c.cpus_milli == 0);
+        CHECK(t->c.cpus_origin == SBX_ORIGIN_FLAG);
+        CHECK(flag(t, "--pids", "unlimited") == 0 && t->c.pids == 0);
+        CHECK(flag(t, "--memory", "1G") == 0 && t->c.memory_bytes == G); /* a number again */
+        /* exact spelling only, and never for the other sizes and counts */
+        CHECK(usage_err(t, flag(t, "--memory", "Unlimited")));
+        CHECK(usage_err(t, flag(t, "--pids", "unlimited ")));
+        CHECK(usage_err(t, flag(t, "--cpus", "inf")));
+        CHECK(usage_err(t, flag(t, "--disk", "unlimited")));
+        CHECK(usage_err(t, flag(t, "--nofile", "unlimited")));
+        CHECK(usage_err(t, flag(t, "--ttl", "unlimited")));
+
+        reset(t);
+        CHECK(ini(t, "[limits]\nmemory = unlimited\ncpus = unlimited\npids = unlimited\n") == 0);
+        CHECK(t->c.memory_bytes == 0 && t->c.cpus_milli == 0 && t->c.pids == 0);
+        CHECK(t->c.memory_origin == SBX_ORIGIN_FILE && t->c.pids_origin == SBX_ORIGIN_FILE);
+        /* a later layer can ask for a limit again */
+        CHECK(more(t, "--pids", "64") == 0 && t->c.pids == 64);
+
+        char *const unl[] = {"SBX_MEMORY=unlimited", "SBX_CPUS=unlimited", "SBX_PIDS=unlimited",
+                             NULL};
+        CHECK(env(t, unl) == 0 && t->c.memory_bytes == 0 && t->c.cpus_milli == 0 &&
+              t->c.pids == 0);
+        CHECK(t->c.cpus_origin == SBX_ORIGIN_ENV);
+}
+
 static void test_flag_numbers(struct t *t)
 {
         CHECK(flag(t, "--memory", "1G") == 0 && t->c.memory_bytes == G);
         CHECK(t->c.memory_origin == SBX_ORIGIN_FLAG);
         CHECK(flag(t, "--memory", "4M") == 0 && t->c.memory_bytes == 4 * M);
         CHECK(usage_err(t, flag(t, "--memory", "12X")));
-        CHECK_STR(t->e.message, "invalid --memory '12X': expected a size like 512M");
+        CHECK_STR(t->e.message, "invalid --memory '12X': expected a size like 512M, or unlimited");
         CHECK(usage_err(t, flag(t, "--memory", "4095K")));
-        CHECK_STR(t->e.message, "invalid --memory '4095K': must be at least 4M");
+        CHECK_STR(t->e.message, "invalid --memory '4095K': must be at least 4M (or unlimited)");
         CHECK(usage_err(t, flag(t, "--memory", "0")));
         CHECK(usage_err(t, flag(t, "--memory", "99999999999T")));
         CHECK(flag(t, "--disk", "1M") == 0 && t->c.disk_bytes == M);
@@ -227,7 +259,8 @@ static void test_flag_numbers(struct t *t)
         for (size_t i = 0; i < ARRAY_SIZE(bad_cpus); i++)
                 CHECK(usage_err(t, flag(t, "--cpus", bad_cpus[i])));
         CHECK(usage_err(t, flag(t, "--cpus", "0")));
-        CHECK_STR(t->e.message, "invalid --cpus '0': must be more than 0 and at most 1024");
+        CHECK_STR(t->e.message,
+                  "invalid --cpus '0': must be more than 0 and at most 1024 (or unlimited)");
 
         CHECK(flag(t, "--pids", "1") == 0 && t->c.pids == 1 && t->c.pids_origin == SBX_ORIGIN_FLAG);
         CHECK(flag(t, "--pids", "4194304") == 0 && t->c.pids == 4194304);
@@ -464,7 +497,7 @@ static void test_ini(struct t *t)
         CHECK(usage_err(t, ini(t, "[sandbox]\n\n[limits]\nmemory = x\n")));
         CHECK_STR(t->e.message, fmt(t,
                                     "invalid value 'x' for [limits] memory in %s line 4: "
-                                    "expected a size like 512M",
+                                    "expected a size like 512M, or unlimited",
                                     f));
         CHECK(usage_err(t, ini(t, "[limits]\nmemroy = 1G\n")));
         CHECK_STR(t->e.message, fmt(t,
@@ -586,7 +619,7 @@ static void test_env(struct t *t)
 
         char *const bad[] = {"SBX_MEMORY=1X", NULL};
         CHECK(usage_err(t, env(t, bad)));
-        CHECK_STR(t->e.message, "invalid SBX_MEMORY '1X': expected a size like 512M");
+        CHECK_STR(t->e.message, "invalid SBX_MEMORY '1X': expected a size like 512M, or unlimited");
         char *const conflict[] = {"SBX_ALLOW_HOSTS=a.org", "SBX_NET=host", NULL};
         CHECK(usage_err(t, env(t, conflict)));
         CHECK_STR(t->e.message, "SBX_ALLOW_HOSTS 'a.org' conflicts with SBX_NET 'host': allowed "
@@ -844,6 +877,7 @@ int main(void)
         test_small_parsers();
         test_defaults(&t);
         test_flag_numbers(&t);
+        test_unlimited(&t);
         test_flag_strings(&t);
         test_flag_lists(&t);
         test_mounts(&t);

@@ -1,0 +1,688 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Cgroups of a session (docs/DESIGN.md, "Cgroups"): finding the caller's own cgroups, deciding
+ * which hierarchy enforces each limit, the session's life cycle, and what an exec needs.
+ * cgroup_v2.c and cgroup_v1.c hold what differs between the two.
+ */
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/util.h"
+#include "cgroup-internal.h"
+
+const char *const cg_ctrl_names[CG_NCTRL] = {"memory", "pids", "cpu"};
+
+/* ---- small file helpers ---- */
+
+int cg_path(char *out, size_t n, const char *dir, const char *name)
+{
+        int k = snprintf(out, n, "%s/%s", dir, name);
+        return k < 0 || (size_t)k >= n ? -ENAMETOOLONG : 0;
+}
+
+int cg_write(const char *dir, const char *file, const char *value)
+{
+        char p[PATH_MAX];
+        if (cg_path(p, sizeof(p), dir, file) < 0)
+                return -ENAMETOOLONG;
+        _cleanup_close_ int fd = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negerrno();
+        return write_all(fd, value, strlen(value));
+}
+
+int cg_write_u64(const char *dir, const char *file, uint64_t v)
+{
+        char s[32];
+        snprintf(s, sizeof(s), "%llu", (unsigned long long)v);
+        return cg_write(dir, file, s);
+}
+
+int cg_read(const char *dir, const char *file, char *buf, size_t n)
+{
+        char p[PATH_MAX];
+        if (cg_path(p, sizeof(p), dir, file) < 0)
+                return -ENAMETOOLONG;
+        return cg_read_at(AT_FDCWD, p, buf, n);
+}
+
+int cg_read_at(int dfd, const char *file, char *buf, size_t n)
+{
+        _cleanup_close_ int fd = openat(dfd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negerrno();
+        ssize_t k = RETRY_EINTR(read(fd, buf, n - 1));
+        if (k < 0)
+                return negerrno();
+        buf[k] = '\0';
+        if (k > 0 && buf[k - 1] == '\n')
+                buf[k - 1] = '\0';
+        return 0;
+}
+
+int cg_read_key_at(int dfd, const char *file, const char *key, uint64_t *ret)
+{
+        char text[4096];
+        int r = cg_read_at(dfd, file, text, sizeof(text));
+        if (r < 0)
+                return r;
+        size_t kl = strlen(key);
+        for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1
+                                                                         : NULL) {
+                unsigned long long v;
+                if (strncmp(line, key, kl) == 0 && line[kl] == ' ' &&
+                    sscanf(line + kl + 1, "%llu", &v) == 1) {
+                        *ret = v;
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+int cg_mkdir(const char *dir, const char *name, bool exist_ok)
+{
+        char p[PATH_MAX];
+        if (cg_path(p, sizeof(p), dir, name) < 0)
+                return -ENAMETOOLONG;
+        if (mkdir(p, 0755) == 0 || (exist_ok && errno == EEXIST))
+                return 0;
+        return negerrno();
+}
+
+bool cg_has_word(const char *list, const char *word)
+{
+        size_t wl = strlen(word);
+        for (const char *p = list; (p = strstr(p, word)); p += wl) {
+                bool start = p == list || p[-1] == ' ' || p[-1] == ',';
+                bool end = p[wl] == '\0' || p[wl] == ' ' || p[wl] == ',' || p[wl] == '\n';
+                if (start && end)
+                        return true;
+        }
+        return false;
+}
+
+void cg_mask_format(unsigned mask, const char *prefix, char *out, size_t n)
+{
+        size_t k = 0;
+        out[0] = '\0';
+        for (int i = 0; i < CG_NCTRL; i++)
+                if (mask & CG_BIT(i) && k < n)
+                        k += (size_t)snprintf(out + k, n - k, "%s%s%s", k ? " " : "", prefix,
+                                              cg_ctrl_names[i]);
+}
+
+struct cg_what cg_what(const struct sbx_config *c, enum cg_ctrl k)
+{
+        struct cg_what w;
+        const char *dflt = "";
+        switch (k) {
+        case CG_MEMORY:
+                if (c->memory_origin == SBX_ORIGIN_DEFAULT)
+                        dflt = " (the default)";
+                if (c->memory_bytes % (UINT64_C(1) << 20) == 0)
+                        snprintf(w.s, sizeof(w.s), "the memory limit %lluM%s",
+                                 (unsigned long long)(c->memory_bytes >> 20), dflt);
+                else
+                        snprintf(w.s, sizeof(w.s), "the memory limit %llu bytes%s",
+                                 (unsigned long long)c->memory_bytes, dflt);
+                break;
+        case CG_PIDS:
+                if (c->pids_origin == SBX_ORIGIN_DEFAULT)
+                        dflt = " (the default)";
+                snprintf(w.s, sizeof(w.s), "the pids limit %llu%s", (unsigned long long)c->pids,
+                         dflt);
+                break;
+        default:
+                if (c->cpus_origin == SBX_ORIGIN_DEFAULT)
+                        dflt = " (the default)";
+                snprintf(w.s, sizeof(w.s), "the cpus limit %llu.%03llu%s",
+                         (unsigned long long)(c->cpus_milli / 1000),
+                         (unsigned long long)(c->cpus_milli % 1000), dflt);
+                break;
+        }
+        return w;
+}
+
+const char *cg_unlimited(enum cg_ctrl k)
+{
+        static const char *const u[CG_NCTRL] = {
+                "--memory unlimited ([limits] memory = unlimited, SBX_MEMORY=unlimited)",
+                "--pids unlimited ([limits] pids = unlimited, SBX_PIDS=unlimited)",
+                "--cpus unlimited ([limits] cpus = unlimited, SBX_CPUS=unlimited)",
+        };
+        return u[k];
+}
+
+const char *cg_hint(enum cg_ctrl k)
+{
+        static const char *const hints[CG_NCTRL] = {
+                "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
+                "Delegate=yes sbx ...), or ask for no limit: --memory unlimited ([limits] memory "
+                "= unlimited, SBX_MEMORY=unlimited)",
+                "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
+                "Delegate=yes sbx ...), or ask for no limit: --pids unlimited ([limits] pids = "
+                "unlimited, SBX_PIDS=unlimited)",
+                "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
+                "Delegate=yes sbx ...), or ask for no limit: --cpus unlimited ([limits] cpus = "
+                "unlimited, SBX_CPUS=unlimited)",
+        };
+        return hints[k];
+}
+
+/* ---- where our cgroups are ---- */
+
+/* Undo the octal escapes of /proc/self/mountinfo ("\040" for a blank) in place. */
+static void unescape_octal(char *s)
+{
+        char *o = s;
+        for (char *p = s; *p; p++) {
+                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' &&
+                    p[3] >= '0' && p[3] <= '7') {
+                        *o++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+                        p += 3;
+                } else
+                        *o++ = *p;
+        }
+        *o = '\0';
+}
+
+/* mountpoint + (path below root) into out; false when path is not below the mount's root. */
+static bool join_mount(char *out, size_t n, const char *mnt, const char *root, const char *path)
+{
+        size_t rl = strcmp(root, "/") == 0 ? 0 : strlen(root);
+        if (rl && (strncmp(path, root, rl) != 0 || (path[rl] != '/' && path[rl] != '\0')))
+                return false;
+        const char *rel = path + rl;
+        if (strcmp(rel, "/") == 0)
+                rel = "";
+        int k = snprintf(out, n, "%s%s", mnt, rel);
+        return k > 0 && (size_t)k < n;
+}
+
+/* Our path in the v1 hierarchy that has controller ctl ("" when none), or in v2 (ctl NULL). */
+static bool own_path(const char *cgroup_file, const char *ctl, char *out, size_t n)
+{
+        char line[PATH_MAX + 256];
+        _cleanup_fclose_ FILE *f = fopen(cgroup_file, "re");
+        while (f && fgets(line, sizeof(line), f)) {
+                line[strcspn(line, "\n")] = '\0';
+                char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                if (!c2)
+                        continue;
+                *c1 = *c2 = '\0';
+                bool v2 = strcmp(line, "0") == 0 && c1[1] == '\0';
+                if (ctl ? (!v2 && cg_has_word(c1 + 1, ctl)) : v2) {
+                        snprintf(out, n, "%s", c2 + 1);
+                        return strlen(c2 + 1) < n && c2[1] == '/';
+                }
+        }
+        return false;
+}
+
+int cg_host_probe(struct cg_host *h)
+{
+        char v2path[PATH_MAX] = "", v1path[CG_NCTRL][PATH_MAX] = {{0}};
+        memset(h, 0, sizeof(*h));
+        bool has_v2 = own_path("/proc/self/cgroup", NULL, v2path, sizeof(v2path));
+        bool has_v1[CG_NCTRL];
+        for (int k = 0; k < CG_NCTRL; k++)
+                has_v1[k] = own_path("/proc/self/cgroup", cg_ctrl_names[k], v1path[k], PATH_MAX);
+
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        if (!f)
+                return negerrno();
+        char line[3 * PATH_MAX];
+        while (fgets(line, sizeof(line), f)) {
+                /* ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTS [OPTIONAL...] - FSTYPE SOURCE SUPER */
+                char *fields[5], *save = NULL, *p = line;
+                int nf = 0;
+                for (; nf < 5 && (fields[nf] = strtok_r(p, " ", &save)); nf++)
+                        p = NULL;
+                char *sep = nf == 5 ? strstr(save, " - ") : NULL;
+                if (!sep)
+                        continue;
+                char fstype[32] = "", super[512] = "";
+                if (sscanf(sep + 3, "%31s %*s %511s", fstype, super) < 2)
+                        continue;
+                char *root = fields[3], *mnt = fields[4];
+                unescape_octal(root);
+                unescape_octal(mnt);
+                if (strcmp(fstype, "cgroup2") == 0 && has_v2 && !h->v2_own[0] &&
+                    join_mount(h->v2_own, sizeof(h->v2_own), mnt, root, v2path)) {
+                        snprintf(h->v2_mount, sizeof(h->v2_mount), "%s", mnt);
+                        h->v2_is_root = strcmp(v2path, "/") == 0;
+                }
+                for (int k = 0; strcmp(fstype, "cgroup") == 0 && k < CG_NCTRL; k++)
+                        if (has_v1[k] && !h->v1_own[k][0] && cg_has_word(super, cg_ctrl_names[k]))
+                                (void)join_mount(h->v1_own[k], PATH_MAX, mnt, root, v1path[k]);
+        }
+        if (h->v2_own[0]) {
+                (void)cg_read(h->v2_own, "cgroup.controllers", h->v2_avail, sizeof(h->v2_avail));
+                (void)cg_read(h->v2_own, "cgroup.subtree_control", h->v2_enabled,
+                              sizeof(h->v2_enabled));
+        }
+        return 0;
+}
+
+/* ---- plan, create, remove ---- */
+
+static unsigned wanted(const struct sbx_config *c)
+{
+        return (c->memory_bytes ? CG_BIT(CG_MEMORY) : 0) | (c->pids ? CG_BIT(CG_PIDS) : 0) |
+               (c->cpus_milli ? CG_BIT(CG_CPU) : 0);
+}
+
+static int missing(const struct cg_host *h, const struct sbx_config *c, enum cg_ctrl k,
+                   struct sbx_error *e)
+{
+        const char *name = cg_ctrl_names[k];
+        if (h->v2_own[0])
+                return sbx_unsupported(e, 0,
+                                       "cannot enforce %s: cgroup v2 controller '%s' is not "
+                                       "available in '%s' (its cgroup.controllers: '%s') and no "
+                                       "cgroup v1 '%s' hierarchy is mounted; %s",
+                                       cg_what(c, k).s, name, h->v2_own, h->v2_avail, name,
+                                       cg_hint(k));
+        return sbx_unsupported(e, 0,
+                               "cannot enforce %s: no cgroup '%s' controller is mounted (neither "
+                               "cgroup v2 nor v1); %s",
+                               cg_what(c, k).s, name, cg_hint(k));
+}
+
+int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e)
+{
+        struct cg_host h;
+        memset(plan, 0, sizeof(*plan));
+        if (cg_host_probe(&h) < 0)
+                return wanted(c) ? sbx_unsupported(e, errno, "cannot read /proc/self/mountinfo")
+                                 : 0;
+        for (int k = 0; k < CG_NCTRL; k++) {
+                if (!(wanted(c) & CG_BIT(k)))
+                        continue;
+                if (h.v2_own[0] && cg_has_word(h.v2_avail, cg_ctrl_names[k]))
+                        plan->v2_mask |= CG_BIT(k);
+                else if (h.v1_own[k][0])
+                        plan->v1_mask |= CG_BIT(k);
+                else
+                        return missing(&h, c, (enum cg_ctrl)k, e);
+        }
+        for (int k = 0; k < CG_NCTRL; k++) {
+                if (!(plan->v1_mask & CG_BIT(k)))
+                        continue;
+                int r = cg_path(plan->v1_parent[k], PATH_MAX, h.v1_own[k], "sbx");
+                if (r == 0)
+                        r = cg_mkdir(h.v1_own[k], "sbx", true);
+                /* made by someone else (root) before: sessions must go into it */
+                if (r == 0 && access(plan->v1_parent[k], W_OK) < 0)
+                        r = negerrno();
+                if (r < 0) {
+                        plan->v1_mask &= CG_BIT(k) - 1; /* the ones made so far */
+                        cgroup_plan_release(plan);
+                        return sbx_unsupported(
+                                e, 0,
+                                "cannot enforce %s: cgroup v1 '%s' cgroup '%s' cannot be created "
+                                "(%s)%s%s%s; %s",
+                                cg_what(c, (enum cg_ctrl)k).s, cg_ctrl_names[k],
+                                plan->v1_parent[k], strerror(-r),
+                                h.v2_own[0] ? " and cgroup v2 does not offer the controller to '"
+                                            : "",
+                                h.v2_own, h.v2_own[0] ? "'" : "", cg_hint((enum cg_ctrl)k));
+                }
+        }
+        if (!h.v2_own[0])
+                return 0;
+        /* v2 also when it enforces nothing here: cgroup.kill and one place for the session's
+         * processes (hybrid hosts). Best effort then. */
+        struct sbx_error sub = {0};
+        int r = cg_v2_prepare(&h, c, plan->v2_mask, plan->v2_parent, sizeof(plan->v2_parent),
+                              plan->v2_mask ? e : &sub);
+        if (r < 0 && plan->v2_mask) {
+                plan->v2_parent[0] = '\0';
+                cgroup_plan_release(plan);
+                return r;
+        }
+        if (r < 0)
+                plan->v2_parent[0] = '\0';
+        return 0;
+}
+
+void cgroup_plan_release(const struct cgroup_plan *plan)
+{
+        if (plan->v2_parent[0])
+                (void)rmdir(plan->v2_parent);
+        for (int k = 0; k < CG_NCTRL; k++)
+                if (plan->v1_mask & CG_BIT(k))
+                        (void)rmdir(plan->v1_parent[k]);
+}
+
+int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_config *c,
+                          const char *id, struct cgroup_session *cs, struct sbx_error *e)
+{
+        int r = 0;
+        if (plan->v2_parent[0]) {
+                struct sbx_error sub = {0};
+                r = cg_v2_session_create(plan->v2_parent, plan->v2_mask, c, id, cs,
+                                         plan->v2_mask ? e : &sub);
+                if (r < 0 && plan->v2_mask)
+                        return r;
+                r = 0; /* kill-only v2 cgroup: best effort */
+        }
+        for (int k = 0; r == 0 && k < CG_NCTRL; k++) {
+                if (!(plan->v1_mask & CG_BIT(k)))
+                        continue;
+                /* Controllers mounted together share one cgroup (made once, then only
+                 * written to). */
+                for (int j = 0; j < k; j++)
+                        if (plan->v1_mask & CG_BIT(j) &&
+                            strcmp(plan->v1_parent[j], plan->v1_parent[k]) == 0)
+                                memcpy(cs->v1[k], cs->v1[j], PATH_MAX);
+                r = cg_v1_session_create(plan->v1_parent[k], (enum cg_ctrl)k, c, id, cs->v1[k],
+                                         PATH_MAX, &cs->v1_parent_fd[k], e);
+        }
+        if (r < 0)
+                cgroup_session_remove(cs);
+        return r;
+}
+
+int cgroup_session_attach(const struct cgroup_session *cs, pid_t pid, bool into_v2,
+                          struct sbx_error *e)
+{
+        char init[PATH_MAX];
+        int r = 0;
+        if (into_v2 && cs->v2[0] && cg_path(init, sizeof(init), cs->v2, "init") == 0 &&
+            (r = cg_write_u64(init, "cgroup.procs", (uint64_t)pid)) < 0)
+                return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'", init);
+        for (int k = 0; k < CG_NCTRL; k++)
+                if (cs->v1[k][0] && (r = cg_write_u64(cs->v1[k], "cgroup.procs", (uint64_t)pid)) < 0)
+                        return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'",
+                                               cs->v1[k]);
+        return 0;
+}
+
+static const char *base(const char *path)
+{
+        const char *s = strrchr(path, '/');
+        return s ? s + 1 : path;
+}
+
+int cg_open_parent(const char *session_path)
+{
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "%s", session_path);
+        char *slash = strrchr(p, '/');
+        if (!slash || slash == p)
+                return -EINVAL;
+        *slash = '\0';
+        if (strcmp(base(p), "sbx") != 0)
+                return -EINVAL;
+        int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return fd < 0 ? negerrno() : fd;
+}
+
+void cg_remove_parent(int parent_fd)
+{
+        _cleanup_close_ int own = openat(parent_fd, "..", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (own >= 0)
+                (void)unlinkat(own, "sbx", AT_REMOVEDIR); /* EBUSY, ENOTEMPTY: in use */
+}
+
+void cgroup_session_kill(const struct cgroup_session *cs)
+{
+        if (cs->v2_parent_fd >= 0 && cs->v2[0])
+                cg_v2_kill(cs->v2_parent_fd, base(cs->v2));
+}
+
+void cgroup_session_remove(struct cgroup_session *cs)
+{
+        closep(&cs->v2_init_fd);
+        if (cs->v2_parent_fd >= 0 && cs->v2[0])
+                (void)cg_v2_remove(cs->v2_parent_fd, base(cs->v2));
+        closep(&cs->v2_parent_fd);
+        cs->v2[0] = '\0';
+        for (int k = 0; k < CG_NCTRL; k++) {
+                bool dup = false;
+                for (int j = 0; j < k; j++)
+                        dup |= strcmp(cs->v1[j], cs->v1[k]) == 0;
+                if (cs->v1_parent_fd[k] >= 0 && cs->v1[k][0] && !dup)
+                        (void)cg_v1_remove(cs->v1_parent_fd[k], base(cs->v1[k]));
+        }
+        for (int k = 0; k < CG_NCTRL; k++) {
+                closep(&cs->v1_parent_fd[k]);
+                cs->v1[k][0] = '\0';
+        }
+}
+
+void cgroup_session_to_state(const struct cgroup_session *cs, struct session_state *st)
+{
+        st->cgroup = cs->v2[0] ? (char *)cs->v2 : NULL;
+        st->cgroup_v1_memory = cs->v1[CG_MEMORY][0] ? (char *)cs->v1[CG_MEMORY] : NULL;
+        st->cgroup_v1_pids = cs->v1[CG_PIDS][0] ? (char *)cs->v1[CG_PIDS] : NULL;
+        st->cgroup_v1_cpu = cs->v1[CG_CPU][0] ? (char *)cs->v1[CG_CPU] : NULL;
+}
+
+/*
+ * A path from a state file may only name a cgroup directory of this session: absolute, no
+ * "..", the last component the session id, on a cgroup file system.
+ */
+static bool recorded_ok(const char *path, const char *id, bool v2)
+{
+        if (!path || path[0] != '/' || strstr(path, "/..") || strlen(path) >= PATH_MAX)
+                return false;
+        const char *base = strrchr(path, '/') + 1;
+        struct statfs sf;
+        if (strcmp(base, id) != 0 || statfs(path, &sf) < 0)
+                return false;
+        return v2 ? sf.f_type == CGROUP2_SUPER_MAGIC : sf.f_type == CGROUP_SUPER_MAGIC;
+}
+
+static void from_state(const struct session_state *st, struct cgroup_session *cs)
+{
+        const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
+        if (recorded_ok(st->cgroup, st->id, true))
+                snprintf(cs->v2, sizeof(cs->v2), "%s", st->cgroup);
+        for (int k = 0; k < CG_NCTRL; k++)
+                if (recorded_ok(v1[k], st->id, false))
+                        snprintf(cs->v1[k], PATH_MAX, "%s", v1[k]);
+}
+
+void cgroup_remove_recorded(const struct session_state *st)
+{
+        struct cgroup_session cs = CGROUP_SESSION_INIT;
+        from_state(st, &cs);
+        if (cs.v2[0])
+                cs.v2_parent_fd = cg_open_parent(cs.v2);
+        for (int k = 0; k < CG_NCTRL; k++)
+                if (cs.v1[k][0])
+                        cs.v1_parent_fd[k] = cg_open_parent(cs.v1[k]);
+        cgroup_session_kill(&cs);
+        cgroup_session_remove(&cs);
+}
+
+/* ---- exec ---- */
+
+static int open_procs(const char *dir, int *ret, struct sbx_error *e)
+{
+        char p[PATH_MAX];
+        if (cg_path(p, sizeof(p), dir, "cgroup.procs") < 0)
+                return sbx_internal(e, ENAMETOOLONG, "cgroup path too long");
+        *ret = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (*ret < 0)
+                return sbx_internal(e, errno, "failed to open the session's cgroup '%s'", dir);
+        return 0;
+}
+
+static int open_dir(const char *dir, int *ret, struct sbx_error *e)
+{
+        *ret = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return *ret < 0 ? sbx_internal(e, errno, "failed to open the session's cgroup '%s'", dir)
+                        : 0;
+}
+
+int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x,
+                        struct sbx_error *e)
+{
+        struct cgroup_session cs = CGROUP_SESSION_INIT;
+        const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
+        from_state(st, &cs);
+        /* A recorded cgroup that is gone or not a cgroup: never run the command unlimited. */
+        if ((st->cgroup && !cs.v2[0]) || (v1[0] && !cs.v1[0][0]) || (v1[1] && !cs.v1[1][0]) ||
+            (v1[2] && !cs.v1[2][0]))
+                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
+        int r = 0;
+        char init[PATH_MAX], leaf[PATH_MAX];
+        if (cs.v2[0]) {
+                r = cg_path(init, sizeof(init), cs.v2, "init");
+                if (r == 0)
+                        r = open_procs(init, &x->init_procs, e);
+                if (r == 0)
+                        r = open_dir(cs.v2, &x->session_fd, e);
+                if (r == 0)
+                        r = cg_v2_exec_leaf(cs.v2, x->leaf_name, sizeof(x->leaf_name), e);
+                if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs.v2, x->leaf_name)) == 0)
+                        r = open_dir(leaf, &x->leaf_fd, e);
+                if (r == 0)
+                        r = open_procs(leaf, &x->leaf_procs, e);
+        }
+        for (int k = 0; r == 0 && k < CG_NCTRL; k++) {
+                bool dup = false;
+                for (int j = 0; j < k; j++)
+                        dup |= cs.v1[j][0] && strcmp(cs.v1[j], cs.v1[k]) == 0;
+                if (cs.v1[k][0] && !dup)
+                        r = open_procs(cs.v1[k], &x->v1_procs[k], e);
+        }
+        if (r == 0 && cs.v1[CG_MEMORY][0] &&
+            (r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
+                x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
+        if (r < 0)
+                (void)cgroup_exec_finish(x);
+        return r;
+}
+
+/* Move the calling process into the cgroup of each fd ("0" = the writer). */
+static int enter(const int *fds, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (fds[i] >= 0 && write_all(fds[i], "0", 1) < 0)
+                        return negerrno();
+        return 0;
+}
+
+int cgroup_exec_enter_command(struct cgroup_exec *x)
+{
+        int r = enter(&x->leaf_procs, 1);
+        return r < 0 ? r : enter(x->v1_procs, CG_NCTRL);
+}
+
+int cgroup_exec_enter_reaper(struct cgroup_exec *x)
+{
+        int r = enter(&x->init_procs, 1);
+        if (r == 0)
+                r = enter(x->v1_procs, CG_NCTRL);
+        cgroup_exec_close_fds(x);
+        return r;
+}
+
+void cgroup_exec_close_fds(struct cgroup_exec *x)
+{
+        closep(&x->init_procs);
+        closep(&x->leaf_procs);
+        for (int k = 0; k < CG_NCTRL; k++)
+                closep(&x->v1_procs[k]);
+}
+
+bool cgroup_exec_finish(struct cgroup_exec *x)
+{
+        bool oom = false;
+        cgroup_exec_close_fds(x);
+        if (x->leaf_fd >= 0)
+                oom = cg_v2_oom_killed(x->leaf_fd);
+        /* EBUSY: background processes remain; the supervisor removes it at the end. */
+        if (x->session_fd >= 0 && x->leaf_name[0])
+                (void)unlinkat(x->session_fd, x->leaf_name, AT_REMOVEDIR);
+        if (x->v1_memory_fd >= 0)
+                oom |= cg_v1_oom_kills(x->v1_memory_fd) > x->oom_before;
+        closep(&x->leaf_fd);
+        closep(&x->session_fd);
+        closep(&x->v1_memory_fd);
+        x->leaf_name[0] = '\0';
+        return oom;
+}
+
+/* ---- check ---- */
+
+_printf_(2, 3) static void set_detail(struct cgroup_check *out, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(out->detail, sizeof(out->detail), fmt, ap);
+        va_end(ap);
+}
+
+void cgroup_check_controller(enum cg_ctrl k, struct cgroup_check *out)
+{
+        struct cg_host h;
+        const char *name = cg_ctrl_names[k];
+        static const char *const v2_files[CG_NCTRL] = {
+                "memory.max, memory.swap.max, memory.oom.group", "pids.max", "cpu.max"};
+        static const char *const v1_files[CG_NCTRL] = {"memory.limit_in_bytes", "pids.max",
+                                                       "cpu.cfs_quota_us"};
+        out->available = false;
+        if (cg_host_probe(&h) < 0) {
+                set_detail(out, "cannot read /proc/self/mountinfo");
+                return;
+        }
+        if (h.v2_own[0] && cg_has_word(h.v2_avail, name)) {
+                bool on = h.v2_is_root || cg_has_word(h.v2_enabled, name);
+                out->available = access(h.v2_own, W_OK) == 0;
+                set_detail(out, "cgroup v2 %s (%s)%s%s", h.v2_own,
+                         v2_files[k],
+                         out->available ? "" : ": not writable (not delegated to you)",
+                         out->available && !on
+                                 ? "; not yet enabled in its cgroup.subtree_control: sbx enables "
+                                   "it when it is the only process there"
+                                 : "");
+        } else if (h.v1_own[k][0]) {
+                char sbx[PATH_MAX];
+                bool made = cg_path(sbx, sizeof(sbx), h.v1_own[k], "sbx") == 0 &&
+                            access(sbx, F_OK) == 0;
+                out->available = access(made ? sbx : h.v1_own[k], W_OK) == 0;
+                set_detail(out, "cgroup v1 %s (%s%s)%s", h.v1_own[k],
+                         v1_files[k],
+                         k != CG_MEMORY                ? ""
+                         : cg_v1_has_memsw(h.v1_own[k]) ? ", memory.memsw.limit_in_bytes"
+                                                        : "; no swap accounting: swappiness 0, "
+                                                          "swap not bounded",
+                         out->available ? "" : ": not writable (not delegated to you)");
+        } else {
+                set_detail(out, "no '%s' controller in cgroup v2%s%s "
+                         "nor a cgroup v1 hierarchy", name, h.v2_own[0] ? " " : "", h.v2_own);
+        }
+}
+
+void cgroup_check_kill(struct cgroup_check *out)
+{
+        struct cg_host h;
+        char probe[PATH_MAX] = "";
+        out->available = false;
+        if (cg_host_probe(&h) == 0 && h.v2_own[0]) {
+                /* The root cgroup has no cgroup.kill: look at our own or at the sbx parent. */
+                bool ok = !h.v2_is_root ? cg_path(probe, sizeof(probe), h.v2_own, "cgroup.kill") == 0
+                                        : cg_path(probe, sizeof(probe), h.v2_own,
+                                                  "sbx/cgroup.kill") == 0;
+                out->available = access(h.v2_own, W_OK) == 0 &&
+                                 (ok && (access(probe, F_OK) == 0 || h.v2_is_root));
+        }
+        set_detail(out, "%s%s",
+                 out->available ? "cgroup v2 cgroup.kill at " : "no writable cgroup v2 with "
+                                                                "cgroup.kill: the session's pid "
+                                                                "namespace dies with its init "
+                                                                "instead",
+                 out->available ? h.v2_own : "");
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A session's resource limits with cgroups (docs/DESIGN.md, "Cgroups"). Each controller
+ * (memory, pids, cpu) comes from cgroup v2 when the unified hierarchy offers it to the calling
+ * process, else from its own cgroup v1 hierarchy. Cgroups are created only below the caller's
+ * own cgroup (read from /proc/self/cgroup); the only foreign file ever written is that own
+ * cgroup's cgroup.subtree_control, and only to enable what its cgroup.controllers offers
+ * (which is what delegation hands over). Clients take every path from the session's state
+ * file, which only the supervisor writes.
+ */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../config/config.h"
+#include "../session/state.h"
+#include "../shared/error.h"
+
+enum cg_ctrl { CG_MEMORY, CG_PIDS, CG_CPU, CG_NCTRL };
+extern const char *const cg_ctrl_names[CG_NCTRL];
+
+/*
+ * Where the cgroups of new sessions go, decided once by the creating process (and inherited by
+ * its supervisor, which may have been moved into <own>/sbx-supervisor on the way).
+ */
+struct cgroup_plan {
+        unsigned v2_mask, v1_mask; /* bit per enum cg_ctrl: enforced through v2 / v1 */
+        char v2_parent[PATH_MAX];  /* <own v2>/sbx, "" when no v2 cgroup is made */
+        char v1_parent[CG_NCTRL][PATH_MAX]; /* <own v1>/sbx for controllers in v1_mask */
+};
+
+/*
+ * The cgroups of one session. Paths are absolute, "" when unused; the parents are held open
+ * so that teardown works by fd, also from inside the session's mount namespace (`run`).
+ */
+struct cgroup_session {
+        char v2[PATH_MAX];           /* <v2_parent>/<id>: limits; leaves "init" and "exec-*" */
+        char v1[CG_NCTRL][PATH_MAX]; /* <v1_parent>/<id> per controller in v1_mask */
+        int v2_parent_fd;            /* <own>/sbx, O_DIRECTORY */
+        int v1_parent_fd[CG_NCTRL];
+        int v2_init_fd; /* <v2>/init (CLONE_INTO_CGROUP) */
+};
+#define CGROUP_SESSION_INIT {.v2_parent_fd = -1, .v1_parent_fd = {-1, -1, -1}, .v2_init_fd = -1}
+
+/*
+ * Decide where each limit that c asks for is enforced and make the parents (<own>/sbx) ready:
+ * exit 4 naming the missing controller and how to get it when a limit cannot be enforced. In
+ * cgroup v2, when <own> still has to enable a controller for its children and this process is
+ * not alone in it ("no internal processes"), this process moves itself into
+ * <own>/sbx-supervisor (still inside its own cgroup) first. Called before forking the
+ * supervisor, so the supervisor starts where this process ends up.
+ */
+int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e);
+
+/* Remove the parents of plan when they are empty (a create that failed before its session's
+ * cgroups existed; rmdir never removes a cgroup that is in use). */
+void cgroup_plan_release(const struct cgroup_plan *plan);
+
+/* Create <parent>/<id> with c's limits (and the v2 "init" leaf). Nothing is left on failure. */
+int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_config *c,
+                          const char *id, struct cgroup_session *cs, struct sbx_error *e);
+/* Put pid (the session init) into the session's v1 cgroups, and into the v2 "init" leaf when
+ * into_v2 (clone3 with CLONE_INTO_CGROUP was not available). */
+int cgroup_session_attach(const struct cgroup_session *cs, pid_t pid, bool into_v2,
+                          struct sbx_error *e);
+/* cgroup.kill (v2): every process of the session, at once. No-op without v2. Works by fd. */
+void cgroup_session_kill(const struct cgroup_session *cs);
+/* Wait (bounded) until the session's cgroups are empty, remove them, and the parents when
+ * empty; closes the fds. The session's processes must be dead or dying. Works by fd. */
+void cgroup_session_remove(struct cgroup_session *cs);
+
+/* Point the state's cgroup keys at cs's paths (borrowed). */
+void cgroup_session_to_state(const struct cgroup_session *cs, struct session_state *st);
+/* Stale cleanup: kill and remove the cgroups recorded in a dead session's state, after
+ * checking that each is a cgroup directory named after the session. */
+void cgroup_remove_recorded(const struct session_state *st);
+
+/*
+ * One exec's share of the session's cgroups (client side). B and C enter by migration, which
+ * the kernel allows past pids.max: an exec can always start, even in a session whose processes
+ * hold every pid it may have (`sbx exec ID kill -9 -1` then recovers it); what the command
+ * forks is limited. The client works inside the session's mount namespace once it has joined
+ * it: everything it needs afterwards is an fd.
+ */
+struct cgroup_exec {
+        int init_procs;         /* v2 <id>/init/cgroup.procs (B); -1 without v2 */
+        int leaf_procs;         /* v2 <id>/exec-<random>/cgroup.procs (C); -1 without v2 */
+        int v1_procs[CG_NCTRL]; /* the session's v1 cgroup.procs files (B and C); -1 unused */
+        int session_fd;         /* the session's v2 cgroup directory */
+        int leaf_fd;            /* the exec's leaf directory */
+        char leaf_name[32];
+        int v1_memory_fd;    /* the session's v1 memory cgroup directory */
+        uint64_t oom_before; /* its memory.oom_control oom_kill before the exec */
+};
+#define CGROUP_EXEC_INIT                                                                           \
+        {                                                                                          \
+                .init_procs = -1, .leaf_procs = -1, .v1_procs = {-1, -1, -1}, .session_fd = -1,    \
+                .leaf_fd = -1, .v1_memory_fd = -1                                                  \
+        }
+
+/*
+ * Before joining the session's namespaces (the files are opened with the caller's host
+ * credentials and cgroup namespace, which is what the kernel checks on the later write): make
+ * the exec's leaf (v2, memory.oom.group=1) and open the cgroup.procs files.
+ */
+int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x,
+                        struct sbx_error *e);
+/* In C, first thing: move itself into the exec's cgroups. */
+int cgroup_exec_enter_command(struct cgroup_exec *x);
+/* In B, right after forking C: move itself into the session's cgroups; closes the fds. */
+int cgroup_exec_enter_reaper(struct cgroup_exec *x);
+/* The client after fork: drop the fds only B and C use. */
+void cgroup_exec_close_fds(struct cgroup_exec *x);
+/* After the command ended: whether the memory limit killed one of its processes; then remove
+ * the leaf when it is empty (else the supervisor does at the end of the session). */
+bool cgroup_exec_finish(struct cgroup_exec *x);
+
+/* `sbx check`: can a limit on controller k be enforced here, and by which hierarchy. */
+struct cgroup_check {
+        bool available;
+        char detail[900];
+};
+void cgroup_check_controller(enum cg_ctrl k, struct cgroup_check *out);
+/* cgroup.kill (v2, also on hybrid hosts) for teardown. */
+void cgroup_check_kill(struct cgroup_check *out);

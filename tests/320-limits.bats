@@ -1,0 +1,246 @@
+#!/usr/bin/env bats
+# --memory, --pids and --cpus, enforced with cgroups (docs/DESIGN.md, "Cgroups"), tried with
+# hostile workloads that must be contained while the host stays healthy and a later exec in
+# the same session still works. As root on this host they run on the cgroup v1 fallback
+# (hybrid hierarchy); the same cases on pure cgroup v2 are tests/vm/run-v2.sh (in a VM).
+# The files checked are the ones the session's state records, v1 or v2.
+
+load helpers
+setup_file() { [ "$(id -u)" -ne 0 ] || setup_users; }
+teardown_file() { teardown_users; }
+setup() {
+        [ "$(id -u)" -eq 0 ] || skip "cgroups are only enforced here as root"
+        setup_sbx
+}
+teardown() { teardown_sbx; }
+
+# A 256M buffer filled by read(2); and a python list that grows by 1M until it is killed.
+dd_hog=(dd if=/dev/zero of=/dev/null bs=256M count=1)
+py_hog='a = []
+while True: a.append(bytearray(1 << 20))'
+
+# The value of KEY in session $sid's state ("" when absent).
+state_key() {
+        sed -n "s/^$1=//p" "$SBX_RUNTIME_DIR/$sid/state"
+}
+
+# The directory of the session's CONTROLLER (memory, pids, cpu): v1 when recorded, else v2.
+cg_dir() {
+        local v1
+        v1=$(state_key "cgroup_v1_$1")
+        if [ -n "$v1" ]; then echo "$v1"; else state_key cgroup; fi
+}
+
+# Every cgroup directory the state records, one a line.
+cg_all() {
+        sed -n 's/^cgroup\(_v1_[a-z]*\)\{0,1\}=//p' "$SBX_RUNTIME_DIR/$sid/state"
+}
+
+# pids_at_most DIR N: the cgroup DIR has at most N tasks now.
+pids_at_most() {
+        [ "$(cat "$1/pids.current")" -le "$2" ]
+}
+
+# "key N" from a flat-keyed cgroup file.
+cg_key() {
+        awk -v k="$2" '$1 == k { print $2 }' "$1"
+}
+
+@test "create writes the limits into the session's cgroups; the supervisor stays outside" {
+        new_session --memory 64M --pids 32 --cpus 0.2
+        local mem pids cpu
+        mem=$(cg_dir memory) pids=$(cg_dir pids) cpu=$(cg_dir cpu)
+        [ -n "$mem" ] && [ -n "$pids" ] && [ -n "$cpu" ] || fail "state: $(cat "$SBX_RUNTIME_DIR/$sid/state")"
+        [ "${mem##*/}" = "$sid" ] || fail "memory cgroup $mem is not named after $sid"
+        if [ -e "$mem/memory.limit_in_bytes" ]; then
+                [ "$(cat "$mem/memory.limit_in_bytes")" = 67108864 ]
+                if [ -e "$mem/memory.memsw.limit_in_bytes" ]; then
+                        [ "$(cat "$mem/memory.memsw.limit_in_bytes")" = 67108864 ]
+                fi
+                [ "$(cat "$cpu/cpu.cfs_quota_us") $(cat "$cpu/cpu.cfs_period_us")" = "20000 100000" ]
+        else
+                [ "$(cat "$mem/memory.max") $(cat "$mem/memory.swap.max")" = "67108864 0" ]
+                [ "$(cat "$cpu/cpu.max")" = "20000 100000" ]
+        fi
+        [ "$(cat "$pids/pids.max")" = 32 ]
+        # the init is in every one of them, the supervisor in none
+        local init sup d
+        init=$(state_key init_pid) sup=$(state_key supervisor_pid)
+        for d in $(cg_all); do
+                grep -qx "$init" "$d/cgroup.procs" "$d/init/cgroup.procs" 2>/dev/null ||
+                        fail "the init $init is not in $d"
+                ! grep -qx "$sup" "$d/cgroup.procs" 2>/dev/null || fail "the supervisor is in $d"
+        done
+}
+
+@test "memory hog: exit 137 and oom_killed true; the host is fine, the session lives on" {
+        new_session --memory 64M
+        local mem avail
+        mem=$(cg_dir memory)
+        avail=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)
+        sbx_expect 137 exec --json "$sid" "${dd_hog[@]}"
+        json_doc
+        json '.exit_code == 137 and .oom_killed == true and .timed_out == false' >/dev/null ||
+                fail "$output"
+        sbx_expect 137 exec --json "$sid" python3 -c "$py_hog"
+        json '.oom_killed == true' >/dev/null || fail "$output"
+        # without --json: 137 and a line on stderr
+        sbx_expect 137 exec "$sid" python3 -c "$py_hog"
+        [[ $stderr == *"killed by the session's memory limit"* ]] || fail "stderr: $stderr"
+        local peak
+        peak=$(cat "$mem/memory.max_usage_in_bytes" 2>/dev/null || cat "$mem/memory.peak")
+        echo "# memory peak $peak of 67108864 asked" >&3
+        [ "$peak" -le 67108864 ] || fail "peak $peak above the limit"
+        # the host lost nothing lasting, the session's init and supervisor live
+        [ "$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo)" -gt $((avail - 262144)) ]
+        kill -0 "$(state_key init_pid)" && kill -0 "$(state_key supervisor_pid)"
+        sbx_ok exec --json "$sid" echo alive
+        json '.exit_code == 0 and .oom_killed == false and .output == "alive\n"' >/dev/null ||
+                fail "$output"
+}
+
+@test "oom_killed stays false for a SIGKILL that is not the memory limit's" {
+        new_session --memory 64M
+        sbx_expect 137 exec --json "$sid" sh -c 'kill -9 $$'
+        json '.exit_code == 137 and .oom_killed == false' >/dev/null || fail "$output"
+}
+
+@test "fork bomb: fork fails at --pids 32, never more than 32 tasks, a later exec recovers" {
+        new_session --pids 32
+        local pids
+        pids=$(cg_dir pids)
+        sbx_ok exec "$sid" python3 -c 'import os, time, errno, signal
+kids = []
+try:
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+except OSError as e:
+    print("forked", len(kids), "then", errno.errorcode[e.errno])
+for k in kids:
+    os.kill(k, signal.SIGKILL)
+for k in kids:
+    os.waitpid(k, 0)'
+        [[ $output =~ ^forked\ ([0-9]+)\ then\ EAGAIN$ ]] || fail "$output"
+        [ "${BASH_REMATCH[1]}" -le 31 ] || fail "$output"
+        # The classic bomb: its exec returns at once, the bomb lives on in the background.
+        # The task count is sampled from the host for 3 s.
+        sbx_ok exec "$sid" bash -c 'exec 2>/dev/null; :(){ :|:& };:'
+        local max=0 n end=$((SECONDS + 3))
+        while [ "$SECONDS" -lt "$end" ]; do
+                n=$(cat "$pids/pids.current")
+                [ "$n" -le "$max" ] || max=$n
+                sleep 0.01
+        done
+        n=$(cat "$pids/pids.peak" 2>/dev/null || echo "$max")
+        echo "# fork bomb: max $max tasks sampled, pids.peak $n, $(cat "$pids/pids.events")" >&3
+        [ "$max" -le 32 ] && [ "$n" -le 32 ] || fail "max $max, peak $n"
+        [ "$(cg_key "$pids/pids.events" max)" -gt 0 ]
+        # An exec still starts with every pid taken (it enters by migration), and recovers.
+        sbx_ok exec "$sid" sh -c 'kill -9 -1'
+        wait_until 5 pids_at_most "$pids" 1 ||
+                fail "the bomb's processes survive: $(cat "$pids/pids.current")"
+        sbx_ok exec "$sid" echo later
+        [ "$output" = later ]
+}
+
+@test "CPU spin is throttled to --cpus 0.2" {
+        new_session --cpus 0.2
+        local cpu t0 t1
+        cpu=$(cg_dir cpu)
+        t0=$(cg_key "$cpu/cpu.stat" nr_throttled)
+        sbx_ok exec "$sid" python3 -c 'import time, resource
+t = time.time()
+while time.time() - t < 2: pass
+r = resource.getrusage(resource.RUSAGE_SELF)
+print("%.3f" % ((r.ru_utime + r.ru_stime) / (time.time() - t)))'
+        t1=$(cg_key "$cpu/cpu.stat" nr_throttled)
+        echo "# cpu spin: $output of a CPU over 2 s (asked 0.2), nr_throttled $t0 -> $t1" >&3
+        awk -v s="$output" 'BEGIN { exit !(s > 0 && s < 0.5) }' || fail "share $output"
+        [ "$t1" -gt "$t0" ]
+}
+
+@test "run enforces the limits too, and removes its cgroups" {
+        sbx_expect 137 run --json --memory 64M -- "${dd_hog[@]}"
+        json '.oom_killed == true' >/dev/null || fail "$output"
+        # its session id, from the v1 cgroup paths the command sees (relative to sbx's own)
+        if grep -q ':pids:' /proc/self/cgroup; then
+                sbx_ok run --pids 8 -- cat /proc/self/cgroup
+                [[ $output =~ :pids:/sbx/(sb_[0-9a-f]{16}) ]] || fail "$output"
+                local left
+                left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "${BASH_REMATCH[1]}" \
+                        2>/dev/null)
+                [ -z "$left" ] || fail "left: $left"
+        fi
+        sbx_ok run --pids 8 -- python3 -c 'import os, errno, signal
+n = 0
+try:
+    while True:
+        if os.fork() == 0:
+            signal.pause()
+        n += 1
+except OSError as e:
+    print("forked", n, "then", errno.errorcode[e.errno])'
+        [[ $output =~ ^forked\ ([0-9]+)\ then\ EAGAIN$ ]] || fail "$output"
+        [ "${BASH_REMATCH[1]}" -le 7 ] || fail "$output"
+}
+
+@test "destroy removes the session's cgroups" {
+        new_session --memory 64M --pids 32 --cpus 0.2
+        sbx_ok exec "$sid" sh -c 'sleep 1000 >/dev/null 2>&1 &'
+        local dirs d
+        dirs=$(cg_all)
+        [ -n "$dirs" ]
+        sbx_ok destroy "$sid"
+        for d in $dirs; do
+                [ ! -e "$d" ] || fail "$d is left"
+        done
+}
+
+@test "supervisor SIGKILLed: the next list removes the cgroups" {
+        new_session --memory 64M --pids 32 --cpus 0.2
+        sbx_ok exec "$sid" sh -c 'sleep 1000 >/dev/null 2>&1 &'
+        local dirs d
+        dirs=$(cg_all)
+        kill -KILL "$(state_key supervisor_pid)"
+        sbx_ok list
+        [[ $output != *"$sid"* ]] || fail "$output"
+        for d in $dirs; do
+                [ ! -e "$d" ] || fail "$d is left"
+        done
+}
+
+@test "unlimited: no limit asked, no v1 cgroup made" {
+        new_session --memory unlimited --pids unlimited --cpus unlimited
+        [ -z "$(state_key cgroup_v1_memory)$(state_key cgroup_v1_pids)$(state_key cgroup_v1_cpu)" ]
+        sbx_ok exec "$sid" echo ok
+}
+
+@test "check: one row per controller, with the hierarchy that provides it" {
+        sbx_ok check --json
+        local k
+        for k in memory pids cpu; do
+                json ".features[] | select(.name == \"cgroup-$k\") | .available and .required and
+                      (.detail | test(\"^cgroup v[12] /\"))" >/dev/null || fail "$output"
+        done
+}
+
+@test "a user without delegated cgroups: a default create fails with exit 4 naming the fix" {
+        setup_sbx_user
+        if as_user test -w "$(awk -F: '$2 == "memory" { print "/sys/fs/cgroup/memory" $3 }' \
+                /proc/self/cgroup)"; then
+                skip "cgroups are delegated to $test_user here"
+        fi
+        user_sbx_expect 4 create
+        [[ $stderr == *"cannot enforce the memory limit 512M (the default)"* ]] || fail "$stderr"
+        [[ $stderr == *"--memory unlimited"* ]] || fail "$stderr"
+        user_sbx_expect 4 create --memory unlimited --cpus unlimited --pids 10
+        [[ $stderr == *"the pids limit 10"* ]] || fail "$stderr"
+        user_sbx_expect 4 check
+        user_sbx_expect 0 create --memory unlimited --cpus unlimited --pids unlimited
+        is_id "$output"
+        user_sbx_expect 0 destroy "$output"
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT */
+/* Session ids, names, state files and environments: the pure logic under src/session/. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "session/id.h"
+#include "session/state.h"
+#include "shared/util.h"
+#include "unit.h"
+
+static void test_ids(void)
+{
+        char id[SESSION_ID_LEN + 1], id2[SESSION_ID_LEN + 1];
+        CHECK(session_id_generate(id) == 0);
+        CHECK(session_id_generate(id2) == 0);
+        CHECK(session_id_valid(id));
+        CHECK(strcmp(id, id2) != 0); /* 64 random bits: a collision here means no randomness */
+        CHECK(strncmp(id, "sb_", 3) == 0 && strlen(id) == 19);
+
+        CHECK(session_id_valid("sb_0123456789abcdef"));
+        CHECK(session_id_valid("sb_abcdefghijklmnop")); /* base32 alphabet too */
+        CHECK(!session_id_valid("sb_0123456789abcde"));   /* 15 */
+        CHECK(!session_id_valid("sb_0123456789abcdef0")); /* 17 */
+        CHECK(!session_id_valid("sb_0123456789ABCDEF"));  /* upper case */
+        CHECK(!session_id_valid("sb_../../../../etc/x"));
+        CHECK(!session_id_valid("sb_0123456789abcd/f"));
+        CHECK(!session_id_valid("xx_0123456789abcdef"));
+        CHECK(!session_id_valid(""));
+        CHECK(!session_id_valid(NULL));
+}
+
+static void test_names(void)
+{
+        CHECK(session_name_valid("work"));
+        CHECK(session_name_valid("a"));
+        CHECK(session_name_valid("0day.v1_x-y"));
+        char long_ok[64], too_long[65];
+        memset(long_ok, 'a', 63);
+        long_ok[63] = '\0';
+        memset(too_long, 'a', 64);
+        too_long[64] = '\0';
+        CHECK(session_name_valid(long_ok));
+        CHECK(!session_name_valid(too_long));
+        CHECK(!session_name_valid(""));
+        CHECK(!session_name_valid(NULL));
+        CHECK(!session_name_valid("."));
+        CHECK(!session_name_valid(".."));
+        CHECK(!session_name_valid("../x"));
+        CHECK(!session_name_valid("a/b"));
+        CHECK(!session_name_valid("-rf"));
+        CHECK(!session_name_valid("_x"));
+        CHECK(!session_name_valid("Work"));
+        CHECK(!session_name_valid("a b"));
+        CHECK(!session_name_valid("a\nb"));
+        CHECK(!session_name_valid("sb_0123456789abcdef")); /* would be taken for an id */
+        CHECK(session_name_valid("sb_short"));
+}
+
+static void fill_state(struct session_state *s)
+{
+        memset(s, 0, sizeof(*s));
+        memcpy(s->id, "sb_0123456789abcdef", SESSION_ID_LEN + 1);
+        s->name = strdup("work");
+        s->supervisor_pid = 1234;
+        s->supervisor_start = 987654321;
+        s->init_pid = 1235;
+        s->created_at = 1700000000;
+        s->expires_at = 1700001800;
+        s->ttl_sec = 1800;
+        s->timeout_sec = 60;
+        s->workdir = strdup("/workspace/a b%c");
+        s->hostname = strdup("sandbox");
+        s->seccomp = SBX_SECCOMP_STRICT;
+        s->net = SBX_NET_HOST;
+        s->nofile = 4096;
+        s->disk_bytes = 1ULL << 30;
+        s->read_only = true;
+        s->env = calloc(4, sizeof(char *));
+        s->env[0] = strdup("PATH=/usr/bin");
+        s->env[1] = strdup("MULTI=line1\nline2=x%41\t\x01");
+        s->env[2] = strdup("EMPTY=");
+}
+
+static void test_state_roundtrip(void)
+{
+        _cleanup_state_ struct session_state a, b = {0};
+        fill_state(&a);
+        _cleanup_buf_ struct buf out = {0};
+        CHECK(session_state_format(&a, &out) == 0);
+        CHECK(strncmp(out.data, "version=1\n", 10) == 0);
+        CHECK(session_state_parse(out.data, out.len, &b) == 0);
+        CHECK_STR(b.id, a.id);
+        CHECK_STR(b.name, "work");
+        CHECK(b.supervisor_pid == 1234 && b.supervisor_start == 987654321 && b.init_pid == 1235);
+        CHECK(b.created_at == 1700000000 && b.expires_at == 1700001800);
+        CHECK(b.ttl_sec == 1800 && b.timeout_sec == 60);
+        CHECK_STR(b.workdir, "/workspace/a b%c");
+        CHECK(b.seccomp == SBX_SECCOMP_STRICT && b.net == SBX_NET_HOST && b.read_only);
+        CHECK(b.nofile == 4096 && b.disk_bytes == (1ULL << 30));
+        CHECK(b.env && b.env[0] && b.env[1] && b.env[2] && !b.env[3]);
+        CHECK_STR(b.env[1], "MULTI=line1\nline2=x%41\t\x01"); /* every byte round-trips */
+        CHECK_STR(b.env[2], "EMPTY=");
+        /* the escaped form keeps one record per line */
+        CHECK(strstr(out.data, "line1\nline2") == NULL);
+}
+
+static void test_state_rejects(void)
+{
+        struct session_state s;
+        const char *bad[] = {
+                "",                                                   /* empty */
+                "id=sb_0123456789abcdef\nversion=1\n",                /* version not first */
+                "version=2\nid=sb_0123456789abcdef\n",                /* future version */
+                "version=1\nid=sb_0123456789abcdef\ninit_pid=5",      /* truncated line */
+                "version=1\nid=../../etc\nsupervisor_pid=1\ninit_pid=2\n", /* bad id */
+                "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\n",   /* no init pid */
+                "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=x\ninit_pid=2\n",
+                "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\ninit_pid=2\nenv=A%00B\n",
+                "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\ninit_pid=2\nenv=A%4\n",
+                "version=1\nnoequals\n",
+        };
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+                int r = session_state_parse(bad[i], strlen(bad[i]), &s);
+                CHECK(r < 0);
+                if (r == 0)
+                        session_state_free(&s);
+        }
+        const char *ok = "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\ninit_pid=2\n"
+                         "future_key=ignored\n";
+        CHECK(session_state_parse(ok, strlen(ok), &s) == 0);
+        session_state_free(&s);
+}
+
+static void test_state_file(void)
+{
+        char dir[] = "/tmp/sbx-unit-XXXXXX";
+        CHECK(mkdtemp(dir) != NULL);
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_state_ struct session_state a, b = {0};
+        fill_state(&a);
+        CHECK(session_state_write(dfd, &a) == 0);
+        struct stat st;
+        CHECK(fstatat(dfd, "state", &st, AT_SYMLINK_NOFOLLOW) == 0);
+        CHECK((st.st_mode & 0777) == 0600);
+        CHECK(session_state_read(dfd, &b) == 0);
+        CHECK_STR(b.name, "work");
+        /* a rewrite replaces atomically and leaves no temp file behind */
+        a.expires_at = 42;
+        CHECK(session_state_write(dfd, &a) == 0);
+        session_state_free(&b);
+        CHECK(session_state_read(dfd, &b) == 0);
+        CHECK(b.expires_at == 42);
+        _cleanup_closedir_ DIR *d = fdopendir(dup(dfd));
+        int entries = 0;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        entries++;
+        CHECK(entries == 1);
+        /* a symlinked state file is never followed */
+        CHECK(unlinkat(dfd, "state", 0) == 0);
+        CHECK(symlinkat("/etc/passwd", dfd, "state") == 0);
+        session_state_free(&b);
+        CHECK(session_state_read(dfd, &b) == -ELOOP);
+        unlinkat(dfd, "state", 0);
+        rmdir(dir);
+}
+
+static void test_env(void)
+{
+        char *base[] = {"PATH=/bin", "HOME=/workspace", "LANG=C.UTF-8", NULL};
+        char *over[] = {"HOME=/tmp", "NEW=1", "PATH=/x:/y", NULL};
+        _cleanup_strv_ char **m = env_merge(base, over);
+        CHECK(m && m[0] && m[1] && m[2] && m[3] && !m[4]);
+        CHECK_STR(m[0], "PATH=/x:/y");
+        CHECK_STR(m[1], "HOME=/tmp");
+        CHECK_STR(m[2], "LANG=C.UTF-8");
+        CHECK_STR(m[3], "NEW=1");
+
+        struct sbx_config c;
+        config_init_defaults(&c);
+        char *cenv[] = {"LANG=en_US.UTF-8", "FOO=bar", NULL};
+        c.env = cenv;
+        _cleanup_strv_ char **e = session_env_build(&c);
+        c.env = NULL;
+        config_free(&c);
+        CHECK(e && strncmp(e[0], "PATH=", 5) == 0);
+        CHECK_STR(e[1], "HOME=/workspace");
+        CHECK_STR(e[2], "LANG=en_US.UTF-8");
+        CHECK_STR(e[3], "FOO=bar");
+        CHECK(e[4] == NULL);
+        /* never the caller's environment */
+        setenv("SBX_UNIT_SECRET", "x", 1);
+        for (char **p = e; *p; p++)
+                CHECK(strncmp(*p, "SBX_UNIT_SECRET", 15) != 0);
+}
+
+int main(void)
+{
+        test_ids();
+        test_names();
+        test_state_roundtrip();
+        test_state_rejects();
+        test_state_file();
+        test_env();
+        return unit_done();
+}

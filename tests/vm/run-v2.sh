@@ -1,0 +1,206 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The cgroup v2 cases of sbx's limits (--memory, --pids, --cpus, cgroup.kill teardown, a
+# delegated leaf), run as root INSIDE the pure-cgroup-v2 VM of ../shared/vmtest, in one boot:
+#
+#   ../shared/vmtest/run-in-vm --timeout 600 -- tests/vm/run-v2.sh      (from the repo root)
+#
+# Build on the host first; SBX names the binary (default build/sbx). Prints TAP. Every process
+# start costs ~40 ms in the VM, so the cases share sessions and sbx calls are few. Sessions use
+# --read-only: the VM's /usr is 9p under an overlay, which overlayfs cannot take as a lower
+# layer from inside a user namespace.
+set -u
+export LC_ALL=C
+
+SBX=${SBX:-build/sbx}
+case $SBX in /*) ;; *) SBX=$PWD/$SBX ;; esac
+CG=/sys/fs/cgroup
+n=0
+failed=0
+
+ok() { n=$((n + 1)); echo "ok $n - $*"; }
+not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $*"; }
+diag() { printf '# %s\n' "$@"; }
+# CONDITION; t DESCRIPTION: one test point from the status of the condition before it.
+t() {
+        if [ $? = 0 ]; then ok "$*"; else not_ok "$*"; fi
+}
+sbx() { timeout 120 "$SBX" "$@"; }
+state_key() { sed -n "s/^$2=//p" "$SBX_RUNTIME_DIR/$1/state"; }
+# The first number after "KEY " in a flat-keyed cgroup file.
+cg_key() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+
+if [ ! -x "$SBX" ] || [ ! -e $CG/cgroup.subtree_control ] || grep -q ':memory:' /proc/self/cgroup
+then
+        echo "1..0 # SKIP needs $SBX and a pure cgroup v2 host (run it in run-in-vm)"
+        exit 0
+fi
+SBX_RUNTIME_DIR=$(mktemp -d /tmp/sbx-v2.XXXXXX)
+export SBX_RUNTIME_DIR
+chmod 700 "$SBX_RUNTIME_DIR"
+diag "kernel $(uname -r), $(cat $CG/cgroup.controllers), sbx $SBX"
+
+# One 256M buffer filled by read(2): a small binary whose own pages do not thrash against the
+# limit (a python hog re-faulting its text from 9p under TCG can take minutes to be OOM-killed).
+hog=(dd if=/dev/zero of=/dev/null bs=256M count=1)
+forker='import os, time, errno, signal
+kids = []
+try:
+    while True:
+        pid = os.fork()
+        if pid == 0:
+            time.sleep(60)
+            os._exit(0)
+        kids.append(pid)
+except OSError as e:
+    print("forked", len(kids), "then", errno.errorcode[e.errno])
+for k in kids:
+    os.kill(k, signal.SIGKILL)
+for k in kids:
+    os.waitpid(k, 0)'
+spin='import time, resource
+t = time.time()
+while time.time() - t < 3: pass
+r = resource.getrusage(resource.RUSAGE_SELF)
+print("%.3f" % ((r.ru_utime + r.ru_stime) / (time.time() - t)))'
+
+# ---- one session with all three limits ------------------------------------------------------
+id=$(sbx create --read-only --memory 64M --pids 32 --cpus 0.2)
+[ -n "$id" ]
+t "create --memory 64M --pids 32 --cpus 0.2"
+cg=$(state_key "$id" cgroup)
+[ "$cg" = "$CG/sbx/$id" ]
+t "the state records the session's v2 cgroup below the caller's own"
+limits="$(cat "$cg/memory.max" "$cg/memory.swap.max" "$cg/pids.max" "$cg/cpu.max")"
+[ "$(echo $limits)" = "67108864 0 32 20000 100000" ]
+t "limits: memory.max, memory.swap.max, pids.max, cpu.max"
+init=$(state_key "$id" init_pid)
+sup=$(state_key "$id" supervisor_pid)
+[ "$(cat /proc/"$init"/cgroup)" = "0::/sbx/$id/init" -a "$(cat /proc/"$sup"/cgroup)" = "0::/" ]
+t "the init is in <id>/init, the supervisor outside the limited cgroup"
+
+out=$(sbx exec --json --timeout 60s "$id" "${hog[@]}")
+code=$?
+[ "$code" = 137 ] && [[ $out == *'"oom_killed":true'* ]]
+t 'memory hog: exit 137 and "oom_killed":true'
+peak=$(cat "$cg/memory.peak" 2>/dev/null || echo "?")
+diag "memory hog: exit $code, memory.peak $peak (asked 67108864)" \
+        "memory.events: $(tr '\n' ' ' < "$cg/memory.events")"
+[ "$peak" != "?" ] && [ "$peak" -le 67108864 ]
+t "memory.peak stayed at the limit"
+[ "$(cg_key "$cg/memory.events" oom_group_kill)" -ge 1 ] && kill -0 "$init"
+t "the OOM kill took the exec's group, not the session"
+out=$(sbx exec --json "$id" echo alive)
+[[ $out == *'"exit_code":0'*'"oom_killed":false'* ]]
+t "a later exec in the same session works (oom_killed false)"
+
+out=$(sbx exec "$id" python3 -c "$forker")
+peak=$(cat "$cg/pids.peak" 2>/dev/null || echo "?")
+diag "fork bomb: '$out', pids.peak $peak (asked 32), pids.events $(cat "$cg/pids.events")"
+[[ $out == *"then EAGAIN"* ]]
+t "fork bomb: fork fails with EAGAIN"
+[ "$peak" != "?" ] && [ "$peak" -le 32 ]
+t "pids never above 32"
+[ "$(sbx exec "$id" echo ok)" = ok ]
+t "after the fork bomb an exec works"
+
+nt0=$(cg_key "$cg/cpu.stat" nr_throttled)
+share=$(sbx exec "$id" python3 -c "$spin")
+nt1=$(cg_key "$cg/cpu.stat" nr_throttled)
+diag "cpu spin: share $share of a CPU over 3 s (asked 0.2), nr_throttled $nt0 -> $nt1"
+awk -v s="$share" 'BEGIN { exit !(s > 0 && s < 0.6) }'
+t "cpu spin throttled below 0.6 CPU (--cpus 0.2; TCG is noisy)"
+[ "${nt1:-0}" -gt "${nt0:-0}" ]
+t "cpu.stat nr_throttled grew"
+[ "$(find "$cg" -mindepth 1 -maxdepth 1 -type d -printf '%f\n')" = init ]
+t "exec leaves are removed after each exec"
+
+# The classic bomb lives on after its exec; an exec still starts with every pid taken (B and C
+# enter by migration) and can clean up.
+sbx exec "$id" bash -c 'exec 2> /dev/null; :(){ :|:& };:'
+sleep 3
+peak=$(cat "$cg/pids.peak")
+diag "bash fork bomb: pids.current $(cat "$cg/pids.current"), pids.peak $peak"
+[ "$peak" -le 32 ]
+t "bash fork bomb: pids never above 32"
+sbx exec "$id" sh -c 'kill -9 -1'
+out=$(sbx exec "$id" echo recovered)
+[ "$out" = recovered ]
+t "an exec in the full session kills the bomb; the next exec works"
+
+# ---- teardown: destroy with a background process; cgroup.kill --------------------------------
+sbx exec "$id" sh -c 'sleep 1000 > /dev/null 2>&1 &'
+bg=$(find "$cg" -name cgroup.procs -path '*exec-*' -exec cat {} + | head -1)
+[ -n "$bg" ] && kill -0 "$bg"
+t "a background process outlives its exec in its own leaf"
+sbx destroy "$id"
+! kill -0 "$bg" 2>/dev/null
+t "destroy: the background process is dead"
+[ ! -e "$cg" -a ! -e $CG/sbx ]
+t "destroy: the session's cgroup and the sbx parent are gone"
+
+id=$(sbx create --read-only --memory 32M)
+cg=$(state_key "$id" cgroup)
+sbx exec "$id" sh -c 'sleep 1000 > /dev/null 2>&1 &'
+kill -KILL "$(state_key "$id" supervisor_pid)"
+sbx list > /dev/null
+[ ! -e "$cg" -a ! -e $CG/sbx ]
+t "supervisor SIGKILLed: 'sbx list' removes the cgroups"
+
+id=$(sbx create --read-only --memory unlimited --pids unlimited --cpus unlimited)
+cg=$(state_key "$id" cgroup)
+[ -n "$cg" ] && [ "$(cat "$cg/memory.max" 2> /dev/null || echo max)" = max ] &&
+        [ "$(cat "$cg/pids.max" 2> /dev/null || echo max)" = max ]
+t "unlimited: still a v2 cgroup (cgroup.kill), no limit in it"
+sbx destroy "$id"
+
+# ---- started inside a delegated leaf ----------------------------------------------------------
+# /deleg has every controller, /deleg/leaf none for its children: as systemd hands a unit
+# with Delegate=yes to its process. sbx alone in the leaf moves itself into
+# leaf/sbx-supervisor, enables the controllers in the leaf, and puts sessions in leaf/sbx.
+mkdir -p $CG/deleg/leaf $CG/deleg/busy
+echo "+memory +pids +cpu" > $CG/deleg/cgroup.subtree_control
+leaf=$CG/deleg/leaf
+id=$(sh -c 'echo 0 > "$1/cgroup.procs" && exec "$2" create --read-only --memory 32M --pids 16' \
+        _ "$leaf" "$SBX")
+[ -n "$id" ]
+t "alone in a delegated leaf: create works"
+sup=$(state_key "$id" supervisor_pid)
+[ "$(cat /proc/"$sup"/cgroup 2>/dev/null)" = "0::/deleg/leaf/sbx-supervisor" ]
+t "the supervisor moved itself into leaf/sbx-supervisor (inside its own cgroup)"
+[ "$(state_key "$id" cgroup)" = "$leaf/sbx/$id" ] &&
+        [ "$(cat "$leaf/cgroup.subtree_control")" = "cpu memory pids" ]
+t "the session is leaf/sbx/<id>, controllers enabled in the leaf"
+sbx exec "$id" "${hog[@]}" > /dev/null 2>&1
+code=$?
+[ "$code" = 137 ]
+t "the memory limit holds there too (exit 137)"
+sbx destroy "$id"
+[ ! -e "$leaf/sbx" ]
+t "destroy: leaf/sbx is gone"
+
+# Another process in the leaf: cgroup v2 cannot enable controllers there; sbx must say so and
+# leave everything as it was.
+out=$(sh -c 'echo 0 > "$1/cgroup.procs" && { sleep 30 & } && exec "$2" create --memory 32M 2>&1' \
+        _ $CG/deleg/busy "$SBX")
+code=$?
+[ "$code" = 4 ] && [[ $out == *"other processes are in '$CG/deleg/busy'"* ]]
+t "not alone in the leaf: create fails with exit 4 naming the cause"
+diag "$out"
+[ -z "$(find $CG/deleg/busy -mindepth 1 -type d)" ] &&
+        [ -z "$(cat $CG/deleg/busy/cgroup.subtree_control)" ]
+t "... and leaves no cgroup behind"
+for p in $(cat $CG/deleg/busy/cgroup.procs); do kill "$p"; done
+
+# ---- sbx run: the same limits without a supervisor --------------------------------------------
+sbx run --read-only --memory 32M -- "${hog[@]}" > /dev/null 2>&1
+code=$?
+# (run has joined the session's user namespace when it ends, so an empty sbx parent below a
+# 0555 cgroup root may stay: the next session's end removes it)
+[ "$code" = 137 ] && [ -z "$(find $CG/sbx -mindepth 1 -type d 2> /dev/null)" ]
+t "run --memory 32M: memory hog exit 137, its cgroups removed"
+diag "run: exit $code"
+
+echo "1..$n"
+rm -rf "$SBX_RUNTIME_DIR"
+[ "$failed" = 0 ]
