@@ -129,7 +129,7 @@ user_session() {
 
 # other_in_first_rt CODE? ARGS...: the other user, pointed at the first user's runtime dir.
 other_in_first_rt() {
-        _try runuser -u "$other_user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
+        _try runuser -u "$other_user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 "${user_no_limits[@]}" \
                 HOME="$users_base/$other_user/$BATS_TEST_NUMBER/home" \
                 SBX_RUNTIME_DIR="$(user_rt "$test_user")" "$user_sbx" "$@"
 }
@@ -166,11 +166,34 @@ other_in_first_rt() {
         chown "$other_user:" "$dir"
         sbx_cleanup_dirs+=("$dir")
         # no SBX_RUNTIME_DIR, no XDG_RUNTIME_DIR: the fallback is /tmp/sbx-$UID
-        _try runuser -u "$test_user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
+        _try runuser -u "$test_user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 "${user_no_limits[@]}" \
                 HOME="$users_base/$test_user/$BATS_TEST_NUMBER/home" "$user_sbx" create
         [ "$status" -ne 0 ] || {
                 runuser -u "$test_user" -- env -i PATH=/usr/bin:/bin HOME=/ "$user_sbx" destroy "$output" || true
                 fail "create used a /tmp/sbx-$uid owned by $other_user"
         }
         [ -z "$(ls -A "$dir")" ] || fail "it wrote into $dir: $(ls -A "$dir")"
+}
+
+@test "user: default limits are enforced, or create fails with exit 4 naming the controller" {
+        # No "unlimited" here: the default 512M/1 CPU/256 pids are requests.
+        _try runuser -u "$test_user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
+                HOME="$users_base/$test_user/$BATS_TEST_NUMBER/home" \
+                SBX_RUNTIME_DIR="$(user_rt "$test_user")" "$user_sbx" check --json
+        local have_memory
+        have_memory=$(printf '%s' "$output" | jq -r '.features[] | select(.name == "cgroup-memory") | .available')
+        _try runuser -u "$test_user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
+                HOME="$users_base/$test_user/$BATS_TEST_NUMBER/home" \
+                SBX_RUNTIME_DIR="$(user_rt "$test_user")" "$user_sbx" create
+        if [ "$have_memory" = true ]; then
+                [ "$status" -eq 0 ] || fail "cgroups are delegated but create failed: $stderr"
+                user_sbx_expect 0 destroy "$output"
+        else
+                [ "$status" -eq 4 ] || fail "create without delegated cgroups: exit $status, want 4: $output $stderr"
+                [[ $stderr == *memory* || $stderr == *pids* || $stderr == *cpu* ]] ||
+                        fail "the message names no controller: $stderr"
+                [[ $stderr == *unlimited* ]] || fail "the message does not say how to run without limits: $stderr"
+                [ -z "$(ls -A "$(user_rt "$test_user")" 2>/dev/null | grep '^sb_')" ] ||
+                        fail "a failed create left a session dir"
+        fi
 }

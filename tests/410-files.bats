@@ -199,9 +199,11 @@ sha_in() {
         want_bytes '%6d\t%d\n' 1 1 2 2 3 3
         same_bytes "$raw" "$want"
         sbx_raw 0 read "$sid" n.txt
+        # shellcheck disable=SC2046 # one printf argument per word
         want_bytes '%6d\t%d\n' $(seq 1 2000 | sed 'p')
         same_bytes "$raw" "$want"
         sbx_raw 0 read --offset 2000 "$sid" n.txt
+        # shellcheck disable=SC2046 # one printf argument per word
         want_bytes '%6d\t%d\n' $(seq 2001 2500 | sed 'p')
         same_bytes "$raw" "$want"
         sbx_raw 0 read --offset 2499 "$sid" n.txt
@@ -244,11 +246,13 @@ sha_in() {
         # whole rows of 207 bytes, as many as fit in 500 KiB
         [ "$body" -le $((500 * 1024)) ] || fail "$body bytes of rows before the notice"
         [ "$body" -gt $((500 * 1024 - 207)) ] || fail "stopped early: $body bytes"
+        # shellcheck disable=SC2046 # one printf argument per word
         want_bytes '%6d\t%s\n' $(for i in $(seq 1 "$rows"); do echo "$i $row"; done)
         head -n "$rows" "$raw" >"$raw.rows"
         same_bytes "$raw.rows" "$want"
         # the next page starts where this one stopped
         sbx_raw 0 read --offset "$rows" --limit 2 "$sid" wide.txt
+        # shellcheck disable=SC2046 # one printf argument per word
         want_bytes '%6d\t%s\n' $((rows + 1)) "$row" $((rows + 2)) "$row"
         same_bytes "$raw" "$want"
         sbx_ok read --json --limit 3000 "$sid" wide.txt
@@ -441,7 +445,7 @@ sha_in() {
         in_sbx 'chmod 0751 /workspace/m.sh'
         sbx_ok exec "$sid" stat -c %i /workspace/m.sh
         local ino=$output
-        sbx_ok edit "$sid" /workspace/m.sh test done
+        sbx_ok edit "$sid" /workspace/m.sh test 'done'
         sbx_ok exec "$sid" stat -c '%a %i' /workspace/m.sh
         [ "${output%% *}" = 751 ] || fail "mode after edit: $output"
         [ "${output##* }" != "$ino" ] || fail "edited in place (same inode), not temp file + rename"

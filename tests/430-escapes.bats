@@ -215,7 +215,8 @@ make_base() {
                         [ -z "$output" ] || fail "create printed an id: $output"
                         [ -z "$(ls -A "$target")" ] || fail "/$d ($how): written through the symlink: $(ls -A "$target")"
                         ! grep -q " $target " /proc/self/mountinfo || fail "/$d ($how): mounted on the host's $target"
-                        [ -z "$(ls "$SBX_RUNTIME_DIR" | grep '^sb_')" ] || fail "/$d ($how): left $(ls "$SBX_RUNTIME_DIR")"
+                        [ -z "$(find "$SBX_RUNTIME_DIR" -maxdepth 1 -name 'sb_*' 2>/dev/null)" ] ||
+                                fail "/$d ($how): left $(ls "$SBX_RUNTIME_DIR")"
                 done
         done
         # and a volume target that is a symlink in the base

@@ -68,17 +68,18 @@ sbx_procs() {
                 $2 !~ /^Z/ && ($3 in want) { print $1, $3 }'
 }
 
-# _sbx_ours PID: does the process belong to this test? The sbx processes inherit the
-# environment of the sbx command that started them, so one that shows another runtime dir
-# belongs to someone else (a developer's session started while the suite runs); one that
-# shows ours, none, or cannot be read is counted as ours.
+# _sbx_ours PID: does the process belong to this test? sbx processes are forks of the sbx
+# command that started them and keep its environment block (/proc/PID/environ), and every
+# sbx call of the suite has SBX_RUNTIME_DIR set to a runtime dir of the test. So a process
+# whose environment can be read and does not name one of them belongs to someone else (a
+# developer's sbx running while the suite runs); one whose environment cannot be read is
+# counted as ours.
 _sbx_ours() {
-        local env rt
+        local env rt d
         [ -d "/proc/$1" ] || return 1 # gone meanwhile
         env=$(tr '\0' '\n' 2>/dev/null <"/proc/$1/environ") || return 0
+        [ -n "$env" ] || return 0
         rt=$(sed -n 's/^SBX_RUNTIME_DIR=//p' <<<"$env" | head -n 1)
-        [ -z "$rt" ] && return 0
-        local d
         for d in "${sbx_runtime_dirs[@]}"; do
                 [ "$rt" = "$d" ] && return 0
         done
@@ -240,7 +241,10 @@ teardown_sbx() {
         if [ -n "$line" ]; then
                 problems+=("sbx processes left behind: $(tr '\n' ';' <<<"$line")")
                 local pid
-                while read -r pid _; do kill -9 "$pid" 2>/dev/null || true; done <<<"$line"
+                while read -r pid _; do
+                        _sbx_describe "$pid" >&2
+                        kill -9 "$pid" 2>/dev/null || true
+                done <<<"$line"
         fi
         for d in "${sbx_runtime_dirs[@]}"; do
                 [ -d "$d" ] || continue
@@ -263,6 +267,15 @@ teardown_sbx() {
                 printf 'LEAK: %s\n' "${problems[@]}" >&2
                 return 1
         fi
+}
+
+# _sbx_describe PID: what a leaked process is doing (for the failure message).
+_sbx_describe() {
+        local st
+        st=$(ps -o pid=,ppid=,stat=,etime=,wchan:20=,comm=,args= -p "$1" 2>/dev/null) || return 0
+        echo "leaked: $st"
+        echo "  $(tr '\0' '\n' 2>/dev/null <"/proc/$1/environ" | grep '^SBX_RUNTIME_DIR=' | head -n 1)"
+        sed 's/^/  stack: /' "/proc/$1/stack" 2>/dev/null | head -n 8
 }
 
 _sbx_no_new_procs() {
@@ -349,11 +362,16 @@ setup_sbx_user() {
         sbx_procs_before=$(sbx_procs)
 }
 
+# Unprivileged users get no cgroup delegation on hosts like CI's (hybrid v1): their sessions
+# ask for no limits (the default limits would make create exit 4 there, which
+# 070-unprivileged.bats tests on its own).
+user_no_limits=(SBX_MEMORY=unlimited SBX_CPUS=unlimited SBX_PIDS=unlimited)
+
 # _as USER CMD...: CMD as USER with a clean environment and that user's per-test dirs.
 _as() {
         local u=$1
         shift
-        runuser -u "$u" -- env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+        runuser -u "$u" -- env -i PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 "${user_no_limits[@]}" \
                 HOME="$users_base/$u/$BATS_TEST_NUMBER/home" \
                 SBX_RUNTIME_DIR="$users_base/$u/$BATS_TEST_NUMBER/rt" "$@"
 }
@@ -367,7 +385,7 @@ user_rt() { echo "$users_base/$1/$BATS_TEST_NUMBER/rt"; }
 user_sbx_expect() {
         local want=$1
         shift
-        _expect "$want" runuser -u "$test_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+        _expect "$want" runuser -u "$test_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin "${user_no_limits[@]}" \
                 LANG=C.UTF-8 HOME="$users_base/$test_user/$BATS_TEST_NUMBER/home" \
                 SBX_RUNTIME_DIR="$(user_rt "$test_user")" "$user_sbx" "$@"
 }
@@ -375,7 +393,7 @@ user_sbx_expect() {
 other_sbx_expect() {
         local want=$1
         shift
-        _expect "$want" runuser -u "$other_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin \
+        _expect "$want" runuser -u "$other_user" -- env -i PATH=/usr/local/bin:/usr/bin:/bin "${user_no_limits[@]}" \
                 LANG=C.UTF-8 HOME="$users_base/$other_user/$BATS_TEST_NUMBER/home" \
                 SBX_RUNTIME_DIR="$(user_rt "$other_user")" "$user_sbx" "$@"
 }

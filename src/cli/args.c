@@ -26,8 +26,8 @@ int args_print_help(const char *command)
         const struct command *c = command_find(command);
         if (!c)
                 return EXIT_USAGE;
-        printf("Usage: sbx %s %s\n\n%s\n\nOptions:\n%s\nExamples:\n%s", c->name, c->synopsis,
-               c->summary, c->options, c->examples);
+        printf("Usage: sbx %s%s%s\n\n%s\n\nOptions:\n%s\nExamples:\n%s", c->name,
+               c->synopsis[0] ? " " : "", c->synopsis, c->summary, c->options, c->examples);
         return 0;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The one command table: dispatch, `sbx help`, `sbx COMMAND --help`, and the list that the
- * completions and the man page are checked against (tests/010-cli.bats).
+ * completions and the man page are checked against (tests/500-docs.bats).
  */
 #include <string.h>
 
@@ -25,9 +25,9 @@
         "      --hostname NAME     hostname inside (sandbox)\n"                                    \
         "      --env K=V           environment of every command (repeatable)\n"                    \
         "      --mount H:S[:ro]    bind host path H at S (repeatable)\n"                           \
-        "      --memory SIZE       memory limit, no swap (512M)\n"                                 \
-        "      --cpus N            CPU bandwidth, fractional (1)\n"                                \
-        "      --pids N            max tasks (256)\n"                                              \
+        "      --memory SIZE       memory limit, no swap (512M; 'unlimited': none)\n"             \
+        "      --cpus N            CPU bandwidth, fractional (1; 'unlimited': none)\n"            \
+        "      --pids N            max tasks (256; 'unlimited': none)\n"                          \
         "      --disk SIZE         size of the writable layer (1G)\n"                              \
         "      --nofile N          open files per process (1024)\n"                                \
         "      --net MODE          none (default), host, proxy\n"                                  \
@@ -50,7 +50,8 @@ const struct command sbx_commands[] = {
         {"create", cmd_create, "[OPTIONS]", "make a session, print its id",
          CREATE_OPTIONS GLOBAL_OPTIONS,
          "  id=$(sbx create --ttl 1h --name work)\n"
-         "  sbx create --json --memory 1G --mount ~/src:/workspace/src:ro\n",
+         "  sbx create --json --memory 1G --mount ~/src:/workspace/src:ro\n"
+         "  sbx create --memory unlimited --cpus unlimited --pids unlimited  # no cgroups\n",
          CREATE_FLAGS " --json --config --help"},
         {"connect", cmd_connect, "[--ttl DUR] ID", "check a session is alive and renew its TTL",
          "      --ttl DUR           new lifetime from now (the session's own by default)\n"
@@ -75,7 +76,8 @@ const struct command sbx_commands[] = {
          "      --offset N          skip N lines (0)\n"
          "      --limit N           print at most N lines (2000)\n"
          "      --binary            print a non-text file as base64\n" GLOBAL_OPTIONS,
-         "  sbx read work main.py\n  sbx read --offset 2000 --limit 500 work big.log\n",
+         "  sbx read work main.py\n  sbx read --offset 2000 --limit 500 work big.log\n"
+         "  sbx read --binary work logo.png | base64 -d > logo.png\n",
          "--offset --limit --binary --json --config --help"},
         {"write", cmd_write, "ID PATH [CONTENT|-]", "create a new file (fails if it exists)",
          GLOBAL_OPTIONS,
@@ -86,7 +88,9 @@ const struct command sbx_commands[] = {
          "      --replace-all       replace every occurrence\n"
          "      --old-file F        read OLD from F (- = stdin)\n"
          "      --new-file F        read NEW from F (- = stdin)\n" GLOBAL_OPTIONS,
-         "  sbx edit work main.py 'print(1)' 'print(2)'\n",
+         "  sbx edit work main.py 'print(1)' 'print(2)'\n"
+         "  sbx edit --replace-all work main.py old_name new_name\n"
+         "  sbx edit --old-file old.txt --new-file new.txt work main.py\n",
          "--replace-all --old-file --new-file --json --config --help"},
         {"glob", cmd_glob, "[--path DIR] ID PATTERN", "find files by name pattern, newest first",
          "      --path DIR          where to search (the workdir)\n" GLOBAL_OPTIONS,
@@ -100,7 +104,8 @@ const struct command sbx_commands[] = {
          "  -i, --ignore-case       case-insensitive\n"
          "  -F, --fixed-strings     PATTERN is a literal string\n"
          "      --glob G            only files whose name matches G\n" GLOBAL_OPTIONS,
-         "  sbx grep work 'def main'\n  sbx grep --mode content -C 2 work TODO src\n",
+         "  sbx grep work 'def main'\n  sbx grep --mode content -C 2 work TODO src\n"
+         "  sbx grep --json -i -F --glob '*.py' work 'import os'\n",
          "--mode --after-context --before-context --context --ignore-case --fixed-strings "
          "--glob --json --config --help"},
         {"run", cmd_run, "[CREATE-OPTIONS] [EXEC-OPTIONS] [--] CMD [ARG...]",
@@ -109,7 +114,7 @@ const struct command sbx_commands[] = {
          CREATE_FLAGS " --workdir --interactive --tty --max-output --json --config --help"},
         {"list", cmd_list, "", "the caller's sessions",
          "  -q, --quiet             print only the ids\n" GLOBAL_OPTIONS,
-         "  sbx list\n  sbx list --json\n", "--quiet --json --config --help"},
+         "  sbx list\n  sbx list --quiet\n  sbx list --json\n", "--quiet --json --config --help"},
         {"check", cmd_check, "", "what this host supports, and what is missing", GLOBAL_OPTIONS,
          "  sbx check\n  sbx check --json\n", "--json --config --help"},
         {"help", cmd_help, "[COMMAND]", "show help for sbx or one command", GLOBAL_OPTIONS,

@@ -13,11 +13,11 @@
 
 /* What the calling process's cgroups are, from /proc/self/cgroup and /proc/self/mountinfo. */
 struct cg_host {
-        char v2_mount[PATH_MAX];  /* where the cgroup2 hierarchy is mounted, "" when none */
-        char v2_own[PATH_MAX];    /* our cgroup in it, "" when none (or not reachable) */
-        bool v2_is_root;          /* that is the hierarchy's root cgroup */
-        char v2_avail[256];       /* <v2_own>/cgroup.controllers */
-        char v2_enabled[256];     /* <v2_own>/cgroup.subtree_control */
+        char v2_mount[PATH_MAX];         /* where the cgroup2 hierarchy is mounted, "" when none */
+        char v2_own[PATH_MAX];           /* our cgroup in it, "" when none (or not reachable) */
+        bool v2_is_root;                 /* that is the hierarchy's root cgroup */
+        char v2_avail[256];              /* <v2_own>/cgroup.controllers */
+        char v2_enabled[256];            /* <v2_own>/cgroup.subtree_control */
         char v1_own[CG_NCTRL][PATH_MAX]; /* our cgroup in each controller's v1 hierarchy */
 };
 int cg_host_probe(struct cg_host *h);
@@ -50,8 +50,8 @@ struct cg_what cg_what(const struct sbx_config *c, enum cg_ctrl k);
 /* cgroup_v2.c */
 /* Enable mask in <own>/cgroup.subtree_control (moving this process into <own>/sbx-supervisor
  * first when the kernel says EBUSY), then make <own>/sbx with mask enabled for its children. */
-int cg_v2_prepare(const struct cg_host *h, const struct sbx_config *c, unsigned mask,
-                  char *parent, size_t n, struct sbx_error *e);
+int cg_v2_prepare(const struct cg_host *h, const struct sbx_config *c, unsigned mask, char *parent,
+                  size_t n, struct sbx_error *e);
 /* Make parent (again: a concurrent teardown removes it when it empties) with mask enabled. */
 int cg_v2_make_parent(const char *parent, unsigned mask);
 int cg_v2_session_create(const char *parent, unsigned mask, const struct sbx_config *c,
@@ -60,6 +60,9 @@ void cg_v2_kill(int parent_fd, const char *id);
 /* Remove <parent>/<id>'s leaves and itself (waiting until it is empty), then the parent when
  * it is empty. */
 int cg_v2_remove(int parent_fd, const char *id);
+/* The session's cgroup paths from its state, each checked (absolute, no "..", named after
+ * the session, on a cgroup file system); the others are left "". */
+void cg_from_state(const struct session_state *st, struct cgroup_session *cs);
 /* Open the parent of a session cgroup path; it must be named "sbx" (what sbx makes). */
 int cg_open_parent(const char *session_path);
 /* rmdir the "sbx" directory open as parent_fd when it is empty. */

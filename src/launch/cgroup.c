@@ -6,7 +6,6 @@
  */
 #include <fcntl.h>
 #include <linux/magic.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -74,8 +73,8 @@ int cg_read_key_at(int dfd, const char *file, const char *key, uint64_t *ret)
         if (r < 0)
                 return r;
         size_t kl = strlen(key);
-        for (char *line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1
-                                                                         : NULL) {
+        for (char *line = text; line && *line;
+             line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
                 unsigned long long v;
                 if (strncmp(line, key, kl) == 0 && line[kl] == ' ' &&
                     sscanf(line + kl + 1, "%llu", &v) == 1) {
@@ -153,9 +152,9 @@ struct cg_what cg_what(const struct sbx_config *c, enum cg_ctrl k)
 const char *cg_unlimited(enum cg_ctrl k)
 {
         static const char *const u[CG_NCTRL] = {
-                "--memory unlimited ([limits] memory = unlimited, SBX_MEMORY=unlimited)",
-                "--pids unlimited ([limits] pids = unlimited, SBX_PIDS=unlimited)",
-                "--cpus unlimited ([limits] cpus = unlimited, SBX_CPUS=unlimited)",
+            "--memory unlimited ([limits] memory = unlimited, SBX_MEMORY=unlimited)",
+            "--pids unlimited ([limits] pids = unlimited, SBX_PIDS=unlimited)",
+            "--cpus unlimited ([limits] cpus = unlimited, SBX_CPUS=unlimited)",
         };
         return u[k];
 }
@@ -163,15 +162,15 @@ const char *cg_unlimited(enum cg_ctrl k)
 const char *cg_hint(enum cg_ctrl k)
 {
         static const char *const hints[CG_NCTRL] = {
-                "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
-                "Delegate=yes sbx ...), or ask for no limit: --memory unlimited ([limits] memory "
-                "= unlimited, SBX_MEMORY=unlimited)",
-                "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
-                "Delegate=yes sbx ...), or ask for no limit: --pids unlimited ([limits] pids = "
-                "unlimited, SBX_PIDS=unlimited)",
-                "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
-                "Delegate=yes sbx ...), or ask for no limit: --cpus unlimited ([limits] cpus = "
-                "unlimited, SBX_CPUS=unlimited)",
+            "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
+            "Delegate=yes sbx ...), or ask for no limit: --memory unlimited ([limits] memory "
+            "= unlimited, SBX_MEMORY=unlimited)",
+            "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
+            "Delegate=yes sbx ...), or ask for no limit: --pids unlimited ([limits] pids = "
+            "unlimited, SBX_PIDS=unlimited)",
+            "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
+            "Delegate=yes sbx ...), or ask for no limit: --cpus unlimited ([limits] cpus = "
+            "unlimited, SBX_CPUS=unlimited)",
         };
         return hints[k];
 }
@@ -326,14 +325,13 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
                         plan->v1_mask &= CG_BIT(k) - 1; /* the ones made so far */
                         cgroup_plan_release(plan);
                         return sbx_unsupported(
-                                e, 0,
-                                "cannot enforce %s: cgroup v1 '%s' cgroup '%s' cannot be created "
-                                "(%s)%s%s%s; %s",
-                                cg_what(c, (enum cg_ctrl)k).s, cg_ctrl_names[k],
-                                plan->v1_parent[k], strerror(-r),
-                                h.v2_own[0] ? " and cgroup v2 does not offer the controller to '"
-                                            : "",
-                                h.v2_own, h.v2_own[0] ? "'" : "", cg_hint((enum cg_ctrl)k));
+                            e, 0,
+                            "cannot enforce %s: cgroup v1 '%s' cgroup '%s' cannot be created "
+                            "(%s)%s%s%s; %s",
+                            cg_what(c, (enum cg_ctrl)k).s, cg_ctrl_names[k], plan->v1_parent[k],
+                            strerror(-r),
+                            h.v2_own[0] ? " and cgroup v2 does not offer the controller to '" : "",
+                            h.v2_own, h.v2_own[0] ? "'" : "", cg_hint((enum cg_ctrl)k));
                 }
         }
         if (!h.v2_own[0])
@@ -400,7 +398,8 @@ int cgroup_session_attach(const struct cgroup_session *cs, pid_t pid, bool into_
             (r = cg_write_u64(init, "cgroup.procs", (uint64_t)pid)) < 0)
                 return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'", init);
         for (int k = 0; k < CG_NCTRL; k++)
-                if (cs->v1[k][0] && (r = cg_write_u64(cs->v1[k], "cgroup.procs", (uint64_t)pid)) < 0)
+                if (cs->v1[k][0] &&
+                    (r = cg_write_u64(cs->v1[k], "cgroup.procs", (uint64_t)pid)) < 0)
                         return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'",
                                                cs->v1[k]);
         return 0;
@@ -482,7 +481,7 @@ static bool recorded_ok(const char *path, const char *id, bool v2)
         return v2 ? sf.f_type == CGROUP2_SUPER_MAGIC : sf.f_type == CGROUP_SUPER_MAGIC;
 }
 
-static void from_state(const struct session_state *st, struct cgroup_session *cs)
+void cg_from_state(const struct session_state *st, struct cgroup_session *cs)
 {
         const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
         if (recorded_ok(st->cgroup, st->id, true))
@@ -495,7 +494,7 @@ static void from_state(const struct session_state *st, struct cgroup_session *cs
 void cgroup_remove_recorded(const struct session_state *st)
 {
         struct cgroup_session cs = CGROUP_SESSION_INIT;
-        from_state(st, &cs);
+        cg_from_state(st, &cs);
         if (cs.v2[0])
                 cs.v2_parent_fd = cg_open_parent(cs.v2);
         for (int k = 0; k < CG_NCTRL; k++)
@@ -505,184 +504,53 @@ void cgroup_remove_recorded(const struct session_state *st)
         cgroup_session_remove(&cs);
 }
 
-/* ---- exec ---- */
+/* ---- sweep ---- */
 
-static int open_procs(const char *dir, int *ret, struct sbx_error *e)
-{
-        char p[PATH_MAX];
-        if (cg_path(p, sizeof(p), dir, "cgroup.procs") < 0)
-                return sbx_internal(e, ENAMETOOLONG, "cgroup path too long");
-        *ret = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (*ret < 0)
-                return sbx_internal(e, errno, "failed to open the session's cgroup '%s'", dir);
-        return 0;
-}
+#define SWEEP_MIN_AGE_SEC 60
 
-static int open_dir(const char *dir, int *ret, struct sbx_error *e)
+static void sweep_parent(const char *own, bool v2)
 {
-        *ret = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        return *ret < 0 ? sbx_internal(e, errno, "failed to open the session's cgroup '%s'", dir)
-                        : 0;
-}
-
-int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x,
-                        struct sbx_error *e)
-{
-        struct cgroup_session cs = CGROUP_SESSION_INIT;
-        const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
-        from_state(st, &cs);
-        /* A recorded cgroup that is gone or not a cgroup: never run the command unlimited. */
-        if ((st->cgroup && !cs.v2[0]) || (v1[0] && !cs.v1[0][0]) || (v1[1] && !cs.v1[1][0]) ||
-            (v1[2] && !cs.v1[2][0]))
-                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
-        int r = 0;
-        char init[PATH_MAX], leaf[PATH_MAX];
-        if (cs.v2[0]) {
-                r = cg_path(init, sizeof(init), cs.v2, "init");
-                if (r == 0)
-                        r = open_procs(init, &x->init_procs, e);
-                if (r == 0)
-                        r = open_dir(cs.v2, &x->session_fd, e);
-                if (r == 0)
-                        r = cg_v2_exec_leaf(cs.v2, x->leaf_name, sizeof(x->leaf_name), e);
-                if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs.v2, x->leaf_name)) == 0)
-                        r = open_dir(leaf, &x->leaf_fd, e);
-                if (r == 0)
-                        r = open_procs(leaf, &x->leaf_procs, e);
+        char parent[PATH_MAX];
+        if (cg_path(parent, sizeof(parent), own, "sbx") < 0)
+                return;
+        _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (pfd < 0)
+                return;
+        _cleanup_close_ int lfd = dup(pfd);
+        _cleanup_closedir_ DIR *d = lfd >= 0 ? fdopendir(TAKE_FD(lfd)) : NULL;
+        struct dirent *de;
+        int64_t now = now_realtime_sec();
+        while (d && (de = readdir(d))) {
+                struct stat st;
+                if (!session_id_valid(de->d_name) ||
+                    fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISDIR(st.st_mode) || st.st_mtime > now - SWEEP_MIN_AGE_SEC)
+                        continue;
+                if (v2) {
+                        /* the init leaf holds the init for the session's whole life */
+                        _cleanup_close_ int sfd = openat(
+                            pfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        if (sfd < 0 || (unlinkat(sfd, "init", AT_REMOVEDIR) < 0 && errno != ENOENT))
+                                continue;
+                        (void)cg_v2_remove(pfd, de->d_name);
+                } else
+                        (void)unlinkat(pfd, de->d_name, AT_REMOVEDIR);
         }
-        for (int k = 0; r == 0 && k < CG_NCTRL; k++) {
+        cg_remove_parent(pfd);
+}
+
+void cgroup_sweep(void)
+{
+        struct cg_host h;
+        if (cg_host_probe(&h) < 0)
+                return;
+        if (h.v2_own[0])
+                sweep_parent(h.v2_own, true);
+        for (int k = 0; k < CG_NCTRL; k++) {
                 bool dup = false;
                 for (int j = 0; j < k; j++)
-                        dup |= cs.v1[j][0] && strcmp(cs.v1[j], cs.v1[k]) == 0;
-                if (cs.v1[k][0] && !dup)
-                        r = open_procs(cs.v1[k], &x->v1_procs[k], e);
+                        dup |= strcmp(h.v1_own[j], h.v1_own[k]) == 0;
+                if (h.v1_own[k][0] && !dup)
+                        sweep_parent(h.v1_own[k], false);
         }
-        if (r == 0 && cs.v1[CG_MEMORY][0] &&
-            (r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
-                x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
-        if (r < 0)
-                (void)cgroup_exec_finish(x);
-        return r;
-}
-
-/* Move the calling process into the cgroup of each fd ("0" = the writer). */
-static int enter(const int *fds, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                if (fds[i] >= 0 && write_all(fds[i], "0", 1) < 0)
-                        return negerrno();
-        return 0;
-}
-
-int cgroup_exec_enter_command(struct cgroup_exec *x)
-{
-        int r = enter(&x->leaf_procs, 1);
-        return r < 0 ? r : enter(x->v1_procs, CG_NCTRL);
-}
-
-int cgroup_exec_enter_reaper(struct cgroup_exec *x)
-{
-        int r = enter(&x->init_procs, 1);
-        if (r == 0)
-                r = enter(x->v1_procs, CG_NCTRL);
-        cgroup_exec_close_fds(x);
-        return r;
-}
-
-void cgroup_exec_close_fds(struct cgroup_exec *x)
-{
-        closep(&x->init_procs);
-        closep(&x->leaf_procs);
-        for (int k = 0; k < CG_NCTRL; k++)
-                closep(&x->v1_procs[k]);
-}
-
-bool cgroup_exec_finish(struct cgroup_exec *x)
-{
-        bool oom = false;
-        cgroup_exec_close_fds(x);
-        if (x->leaf_fd >= 0)
-                oom = cg_v2_oom_killed(x->leaf_fd);
-        /* EBUSY: background processes remain; the supervisor removes it at the end. */
-        if (x->session_fd >= 0 && x->leaf_name[0])
-                (void)unlinkat(x->session_fd, x->leaf_name, AT_REMOVEDIR);
-        if (x->v1_memory_fd >= 0)
-                oom |= cg_v1_oom_kills(x->v1_memory_fd) > x->oom_before;
-        closep(&x->leaf_fd);
-        closep(&x->session_fd);
-        closep(&x->v1_memory_fd);
-        x->leaf_name[0] = '\0';
-        return oom;
-}
-
-/* ---- check ---- */
-
-_printf_(2, 3) static void set_detail(struct cgroup_check *out, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        (void)vsnprintf(out->detail, sizeof(out->detail), fmt, ap);
-        va_end(ap);
-}
-
-void cgroup_check_controller(enum cg_ctrl k, struct cgroup_check *out)
-{
-        struct cg_host h;
-        const char *name = cg_ctrl_names[k];
-        static const char *const v2_files[CG_NCTRL] = {
-                "memory.max, memory.swap.max, memory.oom.group", "pids.max", "cpu.max"};
-        static const char *const v1_files[CG_NCTRL] = {"memory.limit_in_bytes", "pids.max",
-                                                       "cpu.cfs_quota_us"};
-        out->available = false;
-        if (cg_host_probe(&h) < 0) {
-                set_detail(out, "cannot read /proc/self/mountinfo");
-                return;
-        }
-        if (h.v2_own[0] && cg_has_word(h.v2_avail, name)) {
-                bool on = h.v2_is_root || cg_has_word(h.v2_enabled, name);
-                out->available = access(h.v2_own, W_OK) == 0;
-                set_detail(out, "cgroup v2 %s (%s)%s%s", h.v2_own,
-                         v2_files[k],
-                         out->available ? "" : ": not writable (not delegated to you)",
-                         out->available && !on
-                                 ? "; not yet enabled in its cgroup.subtree_control: sbx enables "
-                                   "it when it is the only process there"
-                                 : "");
-        } else if (h.v1_own[k][0]) {
-                char sbx[PATH_MAX];
-                bool made = cg_path(sbx, sizeof(sbx), h.v1_own[k], "sbx") == 0 &&
-                            access(sbx, F_OK) == 0;
-                out->available = access(made ? sbx : h.v1_own[k], W_OK) == 0;
-                set_detail(out, "cgroup v1 %s (%s%s)%s", h.v1_own[k],
-                         v1_files[k],
-                         k != CG_MEMORY                ? ""
-                         : cg_v1_has_memsw(h.v1_own[k]) ? ", memory.memsw.limit_in_bytes"
-                                                        : "; no swap accounting: swappiness 0, "
-                                                          "swap not bounded",
-                         out->available ? "" : ": not writable (not delegated to you)");
-        } else {
-                set_detail(out, "no '%s' controller in cgroup v2%s%s "
-                         "nor a cgroup v1 hierarchy", name, h.v2_own[0] ? " " : "", h.v2_own);
-        }
-}
-
-void cgroup_check_kill(struct cgroup_check *out)
-{
-        struct cg_host h;
-        char probe[PATH_MAX] = "";
-        out->available = false;
-        if (cg_host_probe(&h) == 0 && h.v2_own[0]) {
-                /* The root cgroup has no cgroup.kill: look at our own or at the sbx parent. */
-                bool ok = !h.v2_is_root ? cg_path(probe, sizeof(probe), h.v2_own, "cgroup.kill") == 0
-                                        : cg_path(probe, sizeof(probe), h.v2_own,
-                                                  "sbx/cgroup.kill") == 0;
-                out->available = access(h.v2_own, W_OK) == 0 &&
-                                 (ok && (access(probe, F_OK) == 0 || h.v2_is_root));
-        }
-        set_detail(out, "%s%s",
-                 out->available ? "cgroup v2 cgroup.kill at " : "no writable cgroup v2 with "
-                                                                "cgroup.kill: the session's pid "
-                                                                "namespace dies with its init "
-                                                                "instead",
-                 out->available ? h.v2_own : "");
 }

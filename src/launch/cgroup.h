@@ -27,8 +27,8 @@ extern const char *const cg_ctrl_names[CG_NCTRL];
  * its supervisor, which may have been moved into <own>/sbx-supervisor on the way).
  */
 struct cgroup_plan {
-        unsigned v2_mask, v1_mask; /* bit per enum cg_ctrl: enforced through v2 / v1 */
-        char v2_parent[PATH_MAX];  /* <own v2>/sbx, "" when no v2 cgroup is made */
+        unsigned v2_mask, v1_mask;          /* bit per enum cg_ctrl: enforced through v2 / v1 */
+        char v2_parent[PATH_MAX];           /* <own v2>/sbx, "" when no v2 cgroup is made */
         char v1_parent[CG_NCTRL][PATH_MAX]; /* <own v1>/sbx for controllers in v1_mask */
 };
 
@@ -43,7 +43,10 @@ struct cgroup_session {
         int v1_parent_fd[CG_NCTRL];
         int v2_init_fd; /* <v2>/init (CLONE_INTO_CGROUP) */
 };
-#define CGROUP_SESSION_INIT {.v2_parent_fd = -1, .v1_parent_fd = {-1, -1, -1}, .v2_init_fd = -1}
+#define CGROUP_SESSION_INIT                                                                        \
+        {                                                                                          \
+                .v2_parent_fd = -1, .v1_parent_fd = {-1, -1, -1}, .v2_init_fd = -1                 \
+        }
 
 /*
  * Decide where each limit that c asks for is enforced and make the parents (<own>/sbx) ready:
@@ -77,6 +80,13 @@ void cgroup_session_to_state(const struct cgroup_session *cs, struct session_sta
 /* Stale cleanup: kill and remove the cgroups recorded in a dead session's state, after
  * checking that each is a cgroup directory named after the session. */
 void cgroup_remove_recorded(const struct session_state *st);
+/*
+ * Remove the session cgroups below the caller's <own>/sbx parents whose session is gone with
+ * nothing left to record it (its supervisor and runtime dir were removed by force, or `run`
+ * was SIGKILLed): those older than a minute with no process in them (v2: an empty "init"
+ * leaf; v1: rmdir succeeds only when empty). A live session always has its init inside.
+ */
+void cgroup_sweep(void);
 
 /*
  * One exec's share of the session's cgroups (client side). B and C enter by migration, which
@@ -106,8 +116,7 @@ struct cgroup_exec {
  * credentials and cgroup namespace, which is what the kernel checks on the later write): make
  * the exec's leaf (v2, memory.oom.group=1) and open the cgroup.procs files.
  */
-int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x,
-                        struct sbx_error *e);
+int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e);
 /* In C, first thing: move itself into the exec's cgroups. */
 int cgroup_exec_enter_command(struct cgroup_exec *x);
 /* In B, right after forking C: move itself into the session's cgroups; closes the fds. */

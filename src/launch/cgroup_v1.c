@@ -21,8 +21,8 @@
 static int set_u64(const char *dir, const char *file, uint64_t v, struct sbx_error *e)
 {
         int r = cg_write_u64(dir, file, v);
-        return r < 0 ? sbx_unsupported(e, -r, "failed to set %s of cgroup '%s' to %llu", file,
-                                       dir, (unsigned long long)v)
+        return r < 0 ? sbx_unsupported(e, -r, "failed to set %s of cgroup '%s' to %llu", file, dir,
+                                       (unsigned long long)v)
                      : 0;
 }
 

@@ -69,7 +69,8 @@ static int enable_from_leaf(const struct cg_host *h, const struct sbx_config *c,
         if (r < 0) {
                 if (made)
                         (void)rmdir(leaf);
-                return sbx_unsupported(e, 0, "cannot enforce %s: sbx cannot move itself into "
+                return sbx_unsupported(e, 0,
+                                       "cannot enforce %s: sbx cannot move itself into "
                                        "cgroup '%s' (%s) to enable controllers in '%s'; %s",
                                        cg_what(c, first(mask)).s, leaf, strerror(-r), h->v2_own,
                                        cg_hint(first(mask)));
@@ -91,7 +92,8 @@ static int enable_from_leaf(const struct cg_host *h, const struct sbx_config *c,
                                        "-p Delegate=yes sbx ...), or ask for no limit: %s",
                                        cg_what(c, first(need)).s, names, h->v2_own, h->v2_own,
                                        cg_unlimited(first(need)));
-        return sbx_unsupported(e, 0, "cannot enforce %s: the cgroup v2 controllers '%s' cannot "
+        return sbx_unsupported(e, 0,
+                               "cannot enforce %s: the cgroup v2 controllers '%s' cannot "
                                "be enabled in '%s/cgroup.subtree_control' (%s); %s",
                                cg_what(c, first(need)).s, names, h->v2_own, strerror(-r),
                                cg_hint(first(need)));
@@ -107,8 +109,8 @@ int cg_v2_make_parent(const char *parent, unsigned mask)
         return enable(parent, mask, enabled, NULL);
 }
 
-int cg_v2_prepare(const struct cg_host *h, const struct sbx_config *c, unsigned mask,
-                  char *parent, size_t n, struct sbx_error *e)
+int cg_v2_prepare(const struct cg_host *h, const struct sbx_config *c, unsigned mask, char *parent,
+                  size_t n, struct sbx_error *e)
 {
         char names[64];
         unsigned need = 0;
@@ -123,25 +125,27 @@ int cg_v2_prepare(const struct cg_host *h, const struct sbx_config *c, unsigned 
                                        "cannot enforce %s: the cgroup v2 controllers '%s' are not "
                                        "enabled in '%s/cgroup.subtree_control' and sbx cannot "
                                        "enable them (%s); %s",
-                                       cg_what(c, first(need)).s, names, h->v2_own,
-                                       strerror(-r), cg_hint(first(need)));
+                                       cg_what(c, first(need)).s, names, h->v2_own, strerror(-r),
+                                       cg_hint(first(need)));
         }
         if (r < 0)
                 return r;
         if ((r = cg_v2_make_parent(parent, mask)) == 0 && access(parent, W_OK) < 0)
                 r = negerrno();
         if (r < 0)
-                return sbx_unsupported(e, 0, "cannot enforce %s: cgroup '%s' cannot be created "
-                                       "(%s); %s", cg_what(c, first(mask)).s, parent,
-                                       strerror(-r), cg_hint(first(mask)));
+                return sbx_unsupported(e, 0,
+                                       "cannot enforce %s: cgroup '%s' cannot be created "
+                                       "(%s); %s",
+                                       cg_what(c, first(mask)).s, parent, strerror(-r),
+                                       cg_hint(first(mask)));
         return 0;
 }
 
 static int set_limit(const char *dir, const char *file, const char *value, struct sbx_error *e)
 {
         int r = cg_write(dir, file, value);
-        return r < 0 ? sbx_unsupported(e, -r, "failed to set %s of cgroup '%s' to '%s'", file,
-                                       dir, value)
+        return r < 0 ? sbx_unsupported(e, -r, "failed to set %s of cgroup '%s' to '%s'", file, dir,
+                                       value)
                      : 0;
 }
 
@@ -176,8 +180,10 @@ int cg_v2_session_create(const char *parent, unsigned mask, const struct sbx_con
                 /* Without swap accounting (no memory.swap.max) the kernel cannot limit swap. */
                 int s = r == 0 ? cg_write(cs->v2, "memory.swap.max", "0") : 0;
                 if (s < 0 && s != -ENOENT)
-                        r = sbx_unsupported(e, -s, "failed to set memory.swap.max of cgroup "
-                                            "'%s' to '0'", cs->v2);
+                        r = sbx_unsupported(e, -s,
+                                            "failed to set memory.swap.max of cgroup "
+                                            "'%s' to '0'",
+                                            cs->v2);
         }
         if (r == 0 && mask & CG_BIT(CG_PIDS)) {
                 snprintf(v, sizeof(v), "%llu", (unsigned long long)c->pids);
@@ -185,10 +191,10 @@ int cg_v2_session_create(const char *parent, unsigned mask, const struct sbx_con
         }
         if (r == 0 && mask & CG_BIT(CG_CPU)) {
                 uint64_t quota = c->cpus_milli * (CG_CPU_PERIOD_US / 1000);
-                snprintf(v, sizeof(v), "%llu %u",
-                         (unsigned long long)(quota < CG_CPU_MIN_QUOTA_US ? CG_CPU_MIN_QUOTA_US
-                                                                          : quota),
-                         CG_CPU_PERIOD_US);
+                snprintf(
+                    v, sizeof(v), "%llu %u",
+                    (unsigned long long)(quota < CG_CPU_MIN_QUOTA_US ? CG_CPU_MIN_QUOTA_US : quota),
+                    CG_CPU_PERIOD_US);
                 r = set_limit(cs->v2, "cpu.max", v, e);
         }
         if (r == 0 && (r = enable(cs->v2, mask, "", NULL)) < 0)
@@ -236,7 +242,7 @@ int cg_v2_remove(int parent_fd, const char *id)
 {
         wait_empty(parent_fd, id, 5000);
         _cleanup_close_ int dfd =
-                openat(parent_fd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+            openat(parent_fd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (dfd < 0)
                 return errno == ENOENT ? 0 : negerrno();
         _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(dfd));

@@ -265,6 +265,10 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
         close_all_except(keep, ARRAY_SIZE(keep));
         reaper_drop_caps();
+        /* B enters the session too: it gets the session's filter like every other process */
+        struct sbx_error se = {0};
+        if (seccomp_apply(spec->seccomp, &se) < 0)
+                _exit(EXIT_SBX_FAILED);
 
         bool c_alive = true;
         if (reaper_forward_exec_error(errp[0], f->status[1]))
@@ -301,8 +305,18 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         }
 }
 
+/* Present only in sanitizer builds (weak: NULL otherwise). */
+extern void __lsan_do_leak_check(void) __attribute__((weak));
+
 static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
 {
+        /*
+         * LeakSanitizer's exit-time check runs a tracer thread that ptrace-attaches to us; once
+         * we are in the session's pid namespace that thread is born there and cannot see us,
+         * and the check spins forever. Run it now, before joining (sanitizer builds only).
+         */
+        if (__lsan_do_leak_check)
+                __lsan_do_leak_check();
         /* Before anything inside can see a process of ours: no /proc/<pid>/exe, no ptrace. */
         (void)prctl(PR_SET_DUMPABLE, 0);
         if (geteuid() == 0 && setgroups(0, NULL) < 0)

@@ -78,8 +78,8 @@ int runtime_open_session(int rtfd, const char *id)
 
 static int no_such_session(struct sbx_error *e, const char *what)
 {
-        return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", ENOENT, "no such session '%s'",
-                        what);
+        return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                        "no such session '%s' (see 'sbx list')", what);
 }
 
 int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID_LEN + 1],
@@ -232,4 +232,5 @@ void runtime_reap_stale(int rtfd)
                 runtime_remove_session(rtfd, de->d_name);
         }
         reap_stale_names(rtfd);
+        cgroup_sweep();
 }

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One exec's share of the session's cgroups (docs/DESIGN.md, "Cgroups"): the client opens the
+ * files from the session's state before it joins the session, B and C move themselves in, and
+ * the client reads whether the memory limit killed the command.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/util.h"
+#include "cgroup-internal.h"
+
+static int open_procs(const char *dir, int *ret, struct sbx_error *e)
+{
+        char p[PATH_MAX];
+        if (cg_path(p, sizeof(p), dir, "cgroup.procs") < 0)
+                return sbx_internal(e, ENAMETOOLONG, "cgroup path too long");
+        *ret = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (*ret < 0)
+                return sbx_internal(e, errno, "failed to open the session's cgroup '%s'", dir);
+        return 0;
+}
+
+static int open_dir(const char *dir, int *ret, struct sbx_error *e)
+{
+        *ret = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return *ret < 0 ? sbx_internal(e, errno, "failed to open the session's cgroup '%s'", dir)
+                        : 0;
+}
+
+int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e)
+{
+        struct cgroup_session cs = CGROUP_SESSION_INIT;
+        const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
+        cg_from_state(st, &cs);
+        /* A recorded cgroup that is gone or not a cgroup: never run the command unlimited. */
+        if ((st->cgroup && !cs.v2[0]) || (v1[0] && !cs.v1[0][0]) || (v1[1] && !cs.v1[1][0]) ||
+            (v1[2] && !cs.v1[2][0]))
+                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
+        int r = 0;
+        char init[PATH_MAX], leaf[PATH_MAX];
+        if (cs.v2[0]) {
+                r = cg_path(init, sizeof(init), cs.v2, "init");
+                if (r == 0)
+                        r = open_procs(init, &x->init_procs, e);
+                if (r == 0)
+                        r = open_dir(cs.v2, &x->session_fd, e);
+                if (r == 0)
+                        r = cg_v2_exec_leaf(cs.v2, x->leaf_name, sizeof(x->leaf_name), e);
+                if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs.v2, x->leaf_name)) == 0)
+                        r = open_dir(leaf, &x->leaf_fd, e);
+                if (r == 0)
+                        r = open_procs(leaf, &x->leaf_procs, e);
+        }
+        for (int k = 0; r == 0 && k < CG_NCTRL; k++) {
+                bool dup = false;
+                for (int j = 0; j < k; j++)
+                        dup |= cs.v1[j][0] && strcmp(cs.v1[j], cs.v1[k]) == 0;
+                if (cs.v1[k][0] && !dup)
+                        r = open_procs(cs.v1[k], &x->v1_procs[k], e);
+        }
+        if (r == 0 && cs.v1[CG_MEMORY][0] &&
+            (r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
+                x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
+        if (r < 0)
+                (void)cgroup_exec_finish(x);
+        return r;
+}
+
+/* Move the calling process into the cgroup of each fd ("0" = the writer). */
+static int enter(const int *fds, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                if (fds[i] >= 0 && write_all(fds[i], "0", 1) < 0)
+                        return negerrno();
+        return 0;
+}
+
+int cgroup_exec_enter_command(struct cgroup_exec *x)
+{
+        int r = enter(&x->leaf_procs, 1);
+        return r < 0 ? r : enter(x->v1_procs, CG_NCTRL);
+}
+
+int cgroup_exec_enter_reaper(struct cgroup_exec *x)
+{
+        int r = enter(&x->init_procs, 1);
+        if (r == 0)
+                r = enter(x->v1_procs, CG_NCTRL);
+        cgroup_exec_close_fds(x);
+        return r;
+}
+
+void cgroup_exec_close_fds(struct cgroup_exec *x)
+{
+        closep(&x->init_procs);
+        closep(&x->leaf_procs);
+        for (int k = 0; k < CG_NCTRL; k++)
+                closep(&x->v1_procs[k]);
+}
+
+bool cgroup_exec_finish(struct cgroup_exec *x)
+{
+        bool oom = false;
+        cgroup_exec_close_fds(x);
+        if (x->leaf_fd >= 0)
+                oom = cg_v2_oom_killed(x->leaf_fd);
+        /* EBUSY: background processes remain; the supervisor removes it at the end. */
+        if (x->session_fd >= 0 && x->leaf_name[0])
+                (void)unlinkat(x->session_fd, x->leaf_name, AT_REMOVEDIR);
+        if (x->v1_memory_fd >= 0)
+                oom |= cg_v1_oom_kills(x->v1_memory_fd) > x->oom_before;
+        closep(&x->leaf_fd);
+        closep(&x->session_fd);
+        closep(&x->v1_memory_fd);
+        x->leaf_name[0] = '\0';
+        return oom;
+}
