@@ -252,7 +252,7 @@ host_has_sleep() {
         for p in $sup; do
                 wait_until 3 eval "! alive $p" || fail "supervisor $p still alive"
         done
-        [ -z "$(sbx_new_procs)" ] || fail "sbx processes left: $(sbx_new_procs)"
+        no_leaked_procs || fail "sbx processes left: $(sbx_leaked_procs)"
         sbx_expect 3 exec "$sid" true
         sbx_expect 3 connect "$sid"
 }
@@ -307,7 +307,7 @@ host_has_sleep() {
         [[ $stderr == *nonexistent* ]] || fail "the message does not name the path: $stderr"
         [ -z "$(ls -A "$SBX_RUNTIME_DIR" 2>/dev/null | grep -v '^names$')" ] ||
                 fail "left in the runtime dir: $(ls -A "$SBX_RUNTIME_DIR")"
-        [ -z "$(sbx_new_procs)" ] || fail "processes left: $(sbx_new_procs)"
+        no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
         # the name was not taken
         new_session --name keep-free
 }
@@ -326,6 +326,6 @@ host_has_sleep() {
         [ -z "$(ls -A "$target")" ] || fail "create wrote through the symlink: $(ls -A "$target")"
         [ -z "$(ls -A "$SBX_RUNTIME_DIR" 2>/dev/null | grep -v '^names$')" ] ||
                 fail "left in the runtime dir: $(ls -A "$SBX_RUNTIME_DIR")"
-        wait_until 5 eval '[ -z "$(sbx_new_procs)" ]' || fail "processes left: $(sbx_new_procs)"
+        no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
         new_session --name keep-free
 }

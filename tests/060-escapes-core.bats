@@ -140,8 +140,9 @@ for pid in (1, ppid):
 sys.exit(0 if ok else 1)'
 }
 
-@test "TIOCSTI on the -T pty does not reach the caller's terminal (CVE-2017-5226)" {
-        new_session
+# tiocsti_from_inside: inject "echo SBX-INJECTED" with TIOCSTI from a -T exec in $sid, then
+# see whether the caller's own terminal received it.
+tiocsti_from_inside() {
         cat >"$BATS_TEST_TMPDIR/tiocsti.sh" <<EOF
 "$SBX" exec -T "$sid" python3 -c '
 import fcntl, termios
@@ -155,6 +156,19 @@ for c in b"echo SBX-INJECTED\\n":
 if read -r -t 2 line; then echo "CALLER-READ=[\$line]"; else echo "CALLER-READ-NOTHING"; fi
 EOF
         pty_expect 0 bash "$BATS_TEST_TMPDIR/tiocsti.sh"
+}
+
+@test "TIOCSTI on the -T pty does not reach the caller's terminal (CVE-2017-5226)" {
+        new_session
+        tiocsti_from_inside
+        [[ $output == *CALLER-READ-NOTHING* ]] || fail "the caller's terminal received input:" "$output"
+}
+
+@test "TIOCSTI without a seccomp filter lands in the sandbox's own pty, not the caller's" {
+        # The filter refuses TIOCSTI (310-seccomp); without it the pty itself must hold.
+        new_session --seccomp unconfined
+        tiocsti_from_inside
+        [[ $output != *"TIOCSTI refused"* ]] || fail "TIOCSTI was refused even unconfined:" "$output"
         [[ $output == *CALLER-READ-NOTHING* ]] || fail "the caller's terminal received input:" "$output"
 }
 

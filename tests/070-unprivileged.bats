@@ -110,7 +110,7 @@ user_session() {
         [ "$(wc -w <<<"$sup")" -eq 1 ] || fail "expected one supervisor, found '$sup'"
         [ "$(ps -o user= -p "$sup" | xargs)" = "$test_user" ] || fail "the supervisor does not run as the user"
         kill -9 "$sup"
-        wait_until 5 eval '[ -z "$(sbx_new_procs)" ]' || fail "left: $(sbx_new_procs)"
+        no_leaked_procs || fail "left: $(sbx_leaked_procs)"
         user_sbx_expect 0 list
         [ ! -e "$rt/$sid" ] || fail "list did not clean up $rt/$sid"
 }

@@ -96,6 +96,22 @@ sbx_new_procs() {
         done < <(sbx_procs)
 }
 
+# sbx_leaked_procs: the new sbx processes of this test that stay: seen alive in two scans a
+# second apart (a process on its way out, ours or anybody's, is gone or a zombie by then).
+sbx_leaked_procs() {
+        local first
+        first=$(sbx_new_procs)
+        [ -n "$first" ] || return 0
+        sleep 1
+        sbx_new_procs | grep -xF -f <(printf '%s\n' "$first") || true
+}
+
+# no_leaked_procs: wait up to 5 s for this test's sbx processes to end; true if none stay.
+no_leaked_procs() {
+        wait_until 5 _sbx_no_new_procs || true
+        [ -z "$(sbx_leaked_procs)" ]
+}
+
 # _expect CODE CMD...: run CMD with a timeout; sets status, output (stdout, trailing
 # newlines removed as by $(...)), stderr, lines; fails with everything printed when the exit
 # status is not CODE. The caller's stdin is passed on. Output goes through files, not a
@@ -237,7 +253,7 @@ teardown_sbx() {
         # The processes of a destroyed session are gone when destroy returns, but the
         # per-exec reapers of finished execs may still be on their way out: allow 5s.
         wait_until 5 _sbx_no_new_procs || true
-        line=$(sbx_new_procs)
+        line=$(sbx_leaked_procs)
         if [ -n "$line" ]; then
                 problems+=("sbx processes left behind: $(tr '\n' ';' <<<"$line")")
                 local pid

@@ -189,6 +189,11 @@ static int args_begin(struct cli *cli, struct args *a, int argc, char **argv)
 {
         optind = 0; /* full re-initialisation of glibc's getopt */
         opterr = 0;
+        /* --json anywhere before "--" shapes every error, also the usage errors found
+         * before the option is reached */
+        for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+                if (strcmp(argv[i], "--json") == 0)
+                        cli->json = true;
         return args_split(a, argc, argv, &cli->err) < 0 ? -2 : 0;
 }
 

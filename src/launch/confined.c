@@ -36,6 +36,12 @@ _noreturn_ static void child_main(const struct session_state *st, int wfd, confi
 {
         struct sbx_error e = {0};
         _cleanup_buf_ struct buf out = {0};
+        /* The caller's stdio must not be reachable either: a path like /proc/self/fd/0
+         * planted in the session would otherwise read the caller's stdin. */
+        int null = open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        for (int i = 0; i < 3; i++)
+                if (null < 0 || dup2(null, i) < 0)
+                        _exit(1);
         int keep[] = {wfd};
         close_all_except(keep, 1);
         int r = creds_become_sandbox_user(&e);
@@ -97,6 +103,8 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, stru
         }
         /* Run the join in a child so this process keeps its own namespaces. */
         (void)prctl(PR_SET_DUMPABLE, 0);
+        /* the helper below is our grandchild: have it re-parented to us, and reap it */
+        (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
         if (geteuid() == 0)
                 (void)setgroups(0, NULL);
         struct sbx_error ignored = {0};
@@ -150,6 +158,8 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, stru
         r = read_result(p[0], out, e);
         close(p[0]);
         (void)RETRY_EINTR(waitpid(pid, NULL, 0));
+        while (RETRY_EINTR(waitpid(-1, NULL, 0)) > 0)
+                ;
         (void)cgroup_exec_finish(&cx);
         session_ref_close(&s);
         return r;

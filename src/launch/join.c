@@ -26,6 +26,7 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
+#include "../shared/sync.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
 #include "cgroup.h"
@@ -47,6 +48,7 @@ void exec_fds_close(struct exec_fds *f)
         closep(&f->pty_master);
         closep(&f->pty_slave);
         closep(&f->null);
+        closep(&f->reaper_pidfd);
 }
 
 /* Pipes and the status socket, made before joining (host side). */
@@ -308,6 +310,23 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
 /* Present only in sanitizer builds (weak: NULL otherwise). */
 extern void __lsan_do_leak_check(void) __attribute__((weak));
 
+/*
+ * B0: a short-lived process in the session's pid namespace. It forks B and exits, so B is
+ * re-parented to the session init, which reaps it the moment it ends (an orphan of ours would
+ * go to the host's pid 1 instead, and while its zombie waits there the session cannot end).
+ */
+_noreturn_ static void reaper_spawn(struct exec_fds *f, struct exec_spec *spec,
+                                    struct cgroup_exec *cx)
+{
+        pid_t b = fork();
+        if (b == 0)
+                reaper_main(f, spec, cx);
+        _cleanup_close_ int pfd = b > 0 ? sys_pidfd_open(b, 0) : -1;
+        if (pfd < 0 || sync_send_ok_fd(f->status[1], pfd) < 0)
+                _exit(EXIT_SBX_FAILED);
+        _exit(0);
+}
+
 static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
 {
         /*
@@ -387,17 +406,26 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         struct sbx_error ignored = {0};
         (void)seccomp_check(st->seccomp, &ignored);
         /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns */
-        pid_t b = fork();
-        if (b < 0) {
+        pid_t b0 = fork();
+        if (b0 < 0) {
                 r = sbx_internal(e, errno, "failed to start the command");
                 (void)cgroup_exec_finish(&cx);
                 exec_fds_close(&f);
                 return r;
         }
-        if (b == 0)
-                reaper_main(&f, &spec, &cx);
+        if (b0 == 0)
+                reaper_spawn(&f, &spec, &cx);
         cgroup_exec_close_fds(&cx);
-        f.reaper = b;
+        (void)RETRY_EINTR(waitpid(b0, NULL, 0));
+        /* B's pidfd comes first on the status socket: the timeout waits on it */
+        r = sync_wait_fd(f.status[0], "the command's reaper", &f.reaper_pidfd, e);
+        if (r == 0 && f.reaper_pidfd < 0)
+                r = sbx_internal(e, 0, "the command's reaper did not start");
+        if (r < 0) {
+                (void)cgroup_exec_finish(&cx);
+                exec_fds_close(&f);
+                return r;
+        }
 
         /* The client keeps the read ends, the write end of stdin and its status socket. */
         closep(&f.out[1]);

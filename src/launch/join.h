@@ -12,12 +12,12 @@ struct exec_fds {
         int status[2]; /* [0] client, [1] reaper B */
         int pty_master, pty_slave;
         int null; /* the session's /dev/null */
-        pid_t reaper; /* B, our child */
+        int reaper_pidfd; /* B (a child of the session init, not ours) */
 };
 #define EXEC_FDS_INIT                                                                              \
         {                                                                                          \
                 .out = {-1, -1}, .err = {-1, -1}, .in = {-1, -1}, .status = {-1, -1},              \
-                .pty_master = -1, .pty_slave = -1, .null = -1, .reaper = 0                         \
+                .pty_master = -1, .pty_slave = -1, .null = -1, .reaper_pidfd = -1                  \
         }
 
 void exec_fds_close(struct exec_fds *f);

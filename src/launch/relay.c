@@ -171,7 +171,9 @@ static void restore_tty(struct relay *r)
 static void kill_all(struct relay *r)
 {
         closep(&r->f->status[0]);
-        (void)RETRY_EINTR(waitpid(r->f->reaper, NULL, 0));
+        struct pollfd p = {.fd = r->f->reaper_pidfd, .events = POLLIN};
+        while (p.fd >= 0 && RETRY_EINTR(poll(&p, 1, -1)) == 0)
+                ;
         r->res->timed_out = true;
 }
 
