@@ -36,6 +36,7 @@ _noreturn_ static void child_main(const struct session_state *st, int wfd, confi
 {
         struct sbx_error e = {0};
         _cleanup_buf_ struct buf out = {0};
+        (void)prctl(PR_SET_DUMPABLE, 0);
         /* The caller's stdio must not be reachable either: a path like /proc/self/fd/0
          * planted in the session would otherwise read the caller's stdin. */
         int null = open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC);
@@ -48,10 +49,11 @@ _noreturn_ static void child_main(const struct session_state *st, int wfd, confi
         if (r == 0 && chdir(st->workdir) < 0)
                 r = sbx_fail(&e, EXIT_FAILED, "not_found", errno, "failed to enter workdir '%s'",
                              st->workdir);
-        if (r == 0) {
-                (void)prctl(PR_SET_DUMPABLE, 0);
+        if (r == 0)
                 r = creds_lock_down(&e);
-        }
+        /* after the last credential change, which resets it (see exec_child.c) */
+        if (r == 0 && prctl(PR_SET_DUMPABLE, 0) < 0)
+                r = sbx_internal(&e, errno, "failed to make the helper non-dumpable");
         if (r == 0)
                 r = seccomp_apply(st->seccomp, &e);
         if (r == 0)

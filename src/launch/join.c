@@ -225,6 +225,7 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
 {
         struct sbx_error ce = {0};
         int cr;
+        (void)prctl(PR_SET_DUMPABLE, 0);
         closep(&f->status[0]);
         closep(&f->in[1]);
         /* The caller's stdio never stays in a process the session can see. */
@@ -267,6 +268,7 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
         close_all_except(keep, ARRAY_SIZE(keep));
         reaper_drop_caps();
+        (void)prctl(PR_SET_DUMPABLE, 0); /* credential changes may reset it */
         /* B enters the session too: it gets the session's filter like every other process */
         struct sbx_error se = {0};
         if (seccomp_apply(spec->seccomp, &se) < 0)
@@ -318,6 +320,8 @@ extern void __lsan_do_leak_check(void) __attribute__((weak));
 _noreturn_ static void reaper_spawn(struct exec_fds *f, struct exec_spec *spec,
                                     struct cgroup_exec *cx)
 {
+        /* Never rely on inheritance alone: a sanitizer runtime toggles dumpability. */
+        (void)prctl(PR_SET_DUMPABLE, 0);
         pid_t b = fork();
         if (b == 0)
                 reaper_main(f, spec, cx);

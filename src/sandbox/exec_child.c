@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -108,6 +109,14 @@ _noreturn_ void exec_child_run(const struct exec_spec *s)
                 r = step_close_fds(s, &e);
         if (r == 0)
                 r = creds_lock_down(&e);
+        /*
+         * Until execve this process runs sbx code as the sandbox's own uid, and the uid change
+         * above reset dumpability to fs.suid_dumpable: make it non-dumpable again, or a process
+         * of the session could open /proc/<us>/exe (the sbx binary) or /proc/<us>/mem in this
+         * window (CVE-2019-5736). execve makes the payload dumpable as usual.
+         */
+        if (r == 0 && prctl(PR_SET_DUMPABLE, 0) < 0)
+                r = sbx_internal(&e, errno, "failed to make the process non-dumpable");
         if (r == 0)
                 r = seccomp_apply(s->seccomp, &e);
         if (r == 0) {

@@ -7,6 +7,24 @@
 
 static int unit_n, unit_failed;
 
+/* Print s on one TAP line: control characters escaped, long values cut. */
+static inline void unit_put(const char *s)
+{
+        if (!s) {
+                fputs("(null)", stdout);
+                return;
+        }
+        for (int i = 0; s[i] && i < 200; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c == '\n')
+                        fputs("\\n", stdout);
+                else if (c < 0x20 || c == 0x7f)
+                        printf("\\x%02x", c);
+                else
+                        putchar(c);
+        }
+}
+
 #define CHECK(cond)                                                                                \
         do {                                                                                       \
                 unit_n++;                                                                          \
@@ -22,12 +40,17 @@ static int unit_n, unit_failed;
         do {                                                                                       \
                 const char *_a = (a), *_b = (b);                                                   \
                 unit_n++;                                                                          \
-                if (_a && _b && strcmp(_a, _b) == 0)                                               \
-                        printf("ok %d - %s == \"%s\"\n", unit_n, #a, _b);                          \
-                else {                                                                             \
+                if (_a && _b && strcmp(_a, _b) == 0) {                                             \
+                        printf("ok %d - %s == \"", unit_n, #a);                                     \
+                        unit_put(_b);                                                              \
+                        puts("\"");                                                                \
+                } else {                                                                           \
                         unit_failed++;                                                             \
-                        printf("not ok %d - %s: got \"%s\", want \"%s\" (%s:%d)\n", unit_n, #a,    \
-                               _a ? _a : "(null)", _b ? _b : "(null)", __FILE__, __LINE__);        \
+                        printf("not ok %d - %s: got \"", unit_n, #a);                               \
+                        unit_put(_a);                                                              \
+                        fputs("\", want \"", stdout);                                               \
+                        unit_put(_b);                                                              \
+                        printf("\" (%s:%d)\n", __FILE__, __LINE__);                                 \
                 }                                                                                  \
         } while (0)
 
