@@ -70,19 +70,38 @@ teardown() { teardown_sbx; }
 # Inside: try to open the exe (read-only and O_PATH), mem, environ, root, cwd and fd dir of
 # pid 1 and of every process whose name starts with sbx (the session init, the per-exec
 # reapers, a joining sbx). Prints one line per success; "found N" at the end.
+# A process forked by the reaper is still named sbx-reaper until it execs the payload, and
+# the payload is an ordinary dumpable process of the sandbox: a success counts only if the
+# process is still sbx code after the open (its name unchanged, as sbx never renames itself
+# after an exec), or if the exe opened is a file the sandbox itself cannot see (the sbx
+# binary of the host).
 probe_sbx_procs='
 import os, sys
 found = 0
 opened = []
 me = os.getpid()
+
+def comm_of(p):
+    try:
+        return open(f"/proc/{p}/comm").read().strip()
+    except OSError:
+        return None
+
+def foreign_file(fd):
+    """The opened file is not one the sandbox can reach by its path (a host file)."""
+    st = os.fstat(fd)
+    try:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        other = os.stat(path)
+        return (other.st_dev, other.st_ino) != (st.st_dev, st.st_ino)
+    except OSError:
+        return True
+
 for p in os.listdir("/proc"):
     if not p.isdigit() or int(p) == me:
         continue
-    try:
-        comm = open(f"/proc/{p}/comm").read().strip()
-    except OSError:
-        continue
-    if not comm.startswith("sbx") and int(p) != 1:
+    comm = comm_of(p)
+    if comm is None or (not comm.startswith("sbx") and int(p) != 1):
         continue
     found += 1
     for what, flags in (("exe", os.O_RDONLY), ("exe", os.O_PATH), ("mem", os.O_RDONLY),
@@ -90,13 +109,17 @@ for p in os.listdir("/proc"):
                         ("cwd", os.O_RDONLY | os.O_DIRECTORY), ("fd", os.O_RDONLY | os.O_DIRECTORY)):
         try:
             fd = os.open(f"/proc/{p}/{what}", flags)
-            os.close(fd)
-            opened.append(f"{p}({comm})/{what} flags={flags:#o}")
         except OSError:
-            pass
+            continue
+        still_sbx = comm_of(p) == comm
+        foreign = what == "exe" and foreign_file(fd)
+        os.close(fd)
+        if still_sbx or foreign:
+            opened.append(f"{p}({comm})/{what} flags={flags:#o}" + (" (a host file)" if foreign else ""))
     try:
-        os.readlink(f"/proc/{p}/exe")
-        opened.append(f"{p}({comm})/exe readlink")
+        target = os.readlink(f"/proc/{p}/exe")
+        if comm_of(p) == comm:
+            opened.append(f"{p}({comm})/exe readlink -> {target}")
     except OSError:
         pass
 for o in opened:
