@@ -66,10 +66,6 @@ _noreturn_ static void child_main(const struct session_state *st, int wfd, confi
         _exit(0);
 }
 
-static const char *const known_codes[] = {"usage",     "session_not_found", "exists",
-                                           "not_found", "ambiguous",         "not_text",
-                                           "unsupported", "limit",           "internal"};
-
 static int read_result(int rfd, struct buf *out, struct sbx_error *e)
 {
         struct confined_header h;
@@ -85,11 +81,7 @@ static int read_result(int rfd, struct buf *out, struct sbx_error *e)
                 return -ENOMEM;
         if (h.exit_code) {
                 h.code[sizeof(h.code) - 1] = h.message[sizeof(h.message) - 1] = '\0';
-                const char *code = "internal";
-                for (size_t i = 0; i < ARRAY_SIZE(known_codes); i++)
-                        if (strcmp(h.code, known_codes[i]) == 0)
-                                code = known_codes[i];
-                sbx_fail(e, h.exit_code, code, 0, "%s", h.message);
+                sbx_fail(e, h.exit_code, sbx_error_code_canonical(h.code), 0, "%s", h.message);
         }
         return h.ret;
 }

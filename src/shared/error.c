@@ -4,6 +4,17 @@
 #include <stdarg.h>
 #include <string.h>
 
+const char *sbx_error_code_canonical(const char *c)
+{
+        static const char *const codes[] = {"usage",     "session_not_found", "exists",
+                                            "not_found", "ambiguous",         "not_text",
+                                            "unsupported", "limit",           "internal"};
+        for (size_t i = 0; c && i < ARRAY_SIZE(codes); i++)
+                if (strcmp(c, codes[i]) == 0)
+                        return codes[i];
+        return "internal";
+}
+
 int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt, ...)
 {
         int ret = errnum > 0 ? -errnum : (errnum < 0 ? errnum : -EINVAL);

@@ -35,6 +35,12 @@ struct sbx_error {
 int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt, ...)
         _printf_(5, 6);
 
+/*
+ * The SPEC.md machine code equal to c, as the static literal, or "internal" for anything else:
+ * codes that crossed a process boundary as text are mapped back before they are stored.
+ */
+const char *sbx_error_code_canonical(const char *c);
+
 /* Shorthands for the common classes. */
 #define sbx_usage(e, ...) sbx_fail((e), EXIT_USAGE, "usage", 0, __VA_ARGS__)
 #define sbx_internal(e, errnum, ...) sbx_fail((e), EXIT_SBX_FAILED, "internal", (errnum), __VA_ARGS__)

@@ -45,18 +45,6 @@ int sync_send_error(int fd, const struct sbx_error *e)
         return RETRY_EINTR(send(fd, &m, sizeof(m), MSG_NOSIGNAL)) < 0 ? negerrno() : 0;
 }
 
-/* The machine codes of SPEC.md; a received code is mapped back to one of these literals. */
-static const char *known_code(const char *c)
-{
-        static const char *const codes[] = {"usage",     "session_not_found", "exists",
-                                            "not_found", "ambiguous",         "not_text",
-                                            "unsupported", "limit",           "internal"};
-        for (size_t i = 0; i < ARRAY_SIZE(codes); i++)
-                if (strcmp(c, codes[i]) == 0)
-                        return codes[i];
-        return "internal";
-}
-
 int sync_wait(int fd, const char *what, struct sbx_error *e)
 {
         return sync_wait_fd(fd, what, NULL, e);
@@ -89,5 +77,5 @@ int sync_wait_fd(int fd, const char *what, int *ret_fd, struct sbx_error *e)
                 return 0;
         m.code[sizeof(m.code) - 1] = '\0';
         m.message[sizeof(m.message) - 1] = '\0';
-        return sbx_fail(e, m.exit_code, known_code(m.code), 0, "%s", m.message);
+        return sbx_fail(e, m.exit_code, sbx_error_code_canonical(m.code), 0, "%s", m.message);
 }
