@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sbx mcp`: the server loop (see mcp.h). Messages are read from stdin one line at a time,
+ * each at most MCP_MAX_LINE bytes: a longer one is skipped up to its newline and answered
+ * with -32600, so no input can make the server grow without bound or hang. The loop ends at
+ * the client's EOF, or at SIGTERM, SIGINT or SIGHUP (taken through a signalfd, also while a
+ * command runs); then every session created through the server is destroyed.
+ */
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+
+#include "../shared/util.h"
+#include "args.h"
+#include "mcp.h"
+
+static const struct option mcp_options[] = {
+    {"json", no_argument, NULL, OPT_JSON},
+    {"config", required_argument, NULL, OPT_CONFIG},
+    {"help", no_argument, NULL, OPT_HELP},
+    {0},
+};
+
+/* The bytes read and not yet handled. */
+struct line_reader {
+        struct buf pending;
+        bool skipping; /* inside a line that was too long: drop up to its newline */
+        bool eof;
+};
+
+/* Handle every complete line in the reader; returns -errno when the client is gone. */
+static int handle_lines(struct mcp_server *s, struct line_reader *lr)
+{
+        size_t start = 0;
+        int r = 0;
+        while (r >= 0 && !s->stopping && start < lr->pending.len) {
+                char *p = lr->pending.data + start;
+                size_t avail = lr->pending.len - start;
+                char *nl = memchr(p, '\n', avail);
+                if (!nl && !lr->eof)
+                        break;
+                size_t len = nl ? (size_t)(nl - p) : avail;
+                start += len + (nl ? 1 : 0);
+                while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' '))
+                        len--;
+                if (len > 0)
+                        r = mcp_handle_line(s, p, len);
+        }
+        memmove(lr->pending.data, lr->pending.data + start, lr->pending.len - start);
+        lr->pending.len -= start;
+        if (r >= 0 && lr->pending.len > MCP_MAX_LINE) {
+                /* no newline within the limit: refuse the message, drop the rest of it */
+                lr->pending.len = 0;
+                lr->skipping = true;
+                r = mcp_send_error(s, NULL, -32600, "invalid request: message longer than 4 MiB");
+        }
+        if (lr->pending.data)
+                lr->pending.data[lr->pending.len] = '\0';
+        return r;
+}
+
+static int read_some(struct mcp_server *s, struct line_reader *lr)
+{
+        char chunk[65536];
+        ssize_t n = read(s->in_fd, chunk, sizeof(chunk));
+        if (n < 0)
+                return errno == EINTR || errno == EAGAIN ? 0 : -errno;
+        if (n == 0) {
+                lr->eof = true;
+                return 0;
+        }
+        if (lr->skipping) {
+                char *nl = memchr(chunk, '\n', (size_t)n);
+                if (!nl)
+                        return 0;
+                lr->skipping = false;
+                return buf_append(&lr->pending, nl + 1, (size_t)(chunk + n - nl - 1));
+        }
+        return buf_append(&lr->pending, chunk, (size_t)n);
+}
+
+static int serve(struct mcp_server *s)
+{
+        struct line_reader lr = {0};
+        int r = 0;
+        while (r >= 0 && !s->stopping && !lr.eof) {
+                struct pollfd p[2] = {{s->in_fd, POLLIN, 0}, {s->sigfd, POLLIN, 0}};
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        r = -errno;
+                        break;
+                }
+                if (p[1].revents & POLLIN) {
+                        s->stopping = true;
+                        break;
+                }
+                if (p[0].revents && (r = read_some(s, &lr)) >= 0)
+                        r = handle_lines(s, &lr);
+        }
+        buf_freep(&lr.pending);
+        return r;
+}
+
+static int parse_options(struct cli *cli, int argc, char **argv)
+{
+        int opt;
+        optind = 0;
+        opterr = 0;
+        while ((opt = getopt_long(argc, argv, "+:h", mcp_options, NULL)) != -1) {
+                int k = args_common(cli, "mcp", opt);
+                if (k == -1)
+                        return 1;
+                if (k == 0)
+                        sbx_usage(&cli->err, "unknown option '%s'", argv[optind - 1]);
+                if (k <= 0)
+                        return -1;
+        }
+        if (optind < argc)
+                return sbx_usage(&cli->err, "unexpected argument '%s'", argv[optind]);
+        return args_check_config(cli) < 0 ? -1 : 0;
+}
+
+int cmd_mcp(struct cli *cli, int argc, char **argv)
+{
+        int r = parse_options(cli, argc, argv);
+        if (r)
+                return r > 0 ? 0 : cli_finish_error(cli, "mcp");
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        _cleanup_close_ int sigfd = -1;
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
+            (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+                sbx_internal(&cli->err, errno, "failed to set up the signal handling of mcp");
+                return cli_finish_error(cli, "mcp");
+        }
+        /* a client that closes its end makes writes fail with EPIPE, not kill us */
+        (void)signal(SIGPIPE, SIG_IGN);
+        struct mcp_server s = {.config_file = cli->config_file,
+                               .sigfd = sigfd,
+                               .in_fd = STDIN_FILENO,
+                               .out_fd = STDOUT_FILENO};
+        r = serve(&s);
+        mcp_destroy_sessions(&s);
+        if (r < 0 && r != -EPIPE) {
+                fprintf(stderr, "sbx: mcp: %s\n", strerror(-r));
+                return EXIT_SBX_FAILED;
+        }
+        return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sbx mcp`: a Model Context Protocol server on stdio (JSON-RPC 2.0, one message a line).
+ *
+ *   cmd_mcp.c    the loop: bounded line reader, signals, the sessions to destroy at the end
+ *   mcp_rpc.c    one message: JSON-RPC framing and errors, initialize, ping, tools/list
+ *   mcp_call.c   tools/call: arguments checked against the tool's schema, the sbx command
+ *                line built from them, the result made from the command's --json output
+ *   mcp_spawn.c  running that command: sbx's own binary, argv only (no shell), inputs on
+ *                memfds, output read bounded, nothing else of the server inherited
+ *
+ * Requests are served one at a time, in order. A tool call runs sbx itself (/proc/self/exe)
+ * with --json, so the server has exactly the CLI's behaviour and checks.
+ */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "../shared/buf.h"
+#include "tools.h"
+
+#define MCP_MAX_LINE (4u << 20)    /* a longer request is refused (-32600) */
+#define MCP_MAX_OUTPUT (16u << 20) /* a longer command output is an error result */
+#define MCP_MAX_DEPTH 64           /* JSON nesting */
+#define MCP_PROTOCOL_LATEST "2025-06-18"
+
+struct mcp_server {
+        const char *config_file; /* --config FILE, passed on to every command */
+        int sigfd;               /* signalfd of SIGTERM, SIGINT, SIGHUP (blocked) */
+        int in_fd;               /* the client's messages */
+        int out_fd;
+        bool stopping;   /* a signal or hang-up arrived: finish and clean up */
+        char **sessions; /* ids of the sessions created here (NULL-terminated) */
+        size_t n_sessions;
+};
+
+/* Handle one message (a line without its newline); writes at most one response. Returns 0,
+ * or -errno when the response could not be written (the client is gone). */
+int mcp_handle_line(struct mcp_server *s, const char *line, size_t len);
+/* Write a JSON-RPC error response with id (NULL: null). */
+int mcp_send_error(struct mcp_server *s, json_object *id, int code, const char *message);
+
+/*
+ * tools/call: check args against t's schema (on a violation: -EINVAL with the reason in
+ * why), run the command, and put the CallToolResult object in *ret (also when the command
+ * failed: isError). Tracks the sessions that create makes and destroy ends.
+ */
+int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args, json_object **ret,
+                  char *why, size_t why_len);
+
+/* Destroy every session created by this server (the end of the connection). */
+void mcp_destroy_sessions(struct mcp_server *s);
+
+/* One sbx command to run. */
+struct mcp_run {
+        char **argv;       /* argv[0] is "sbx"; run as /proc/self/exe */
+        const char *in[3]; /* fd 0, 3, 4 contents (NULL: /dev/null, or no fd) */
+        size_t in_len[3];
+        struct buf out; /* its stdout, at most MCP_MAX_OUTPUT */
+        bool out_overflow;
+        int status;       /* waitpid status */
+        bool cleanup;     /* the final destroy: not interrupted by signals */
+        bool interrupted; /* stopped because the server is stopping */
+};
+
+/* Run r->argv; returns 0 when it ran (whatever its exit status) or -errno. */
+int mcp_spawn(struct mcp_server *s, struct mcp_run *r);
