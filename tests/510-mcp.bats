@@ -1,0 +1,261 @@
+#!/usr/bin/env bats
+# Agent integration: `sbx tools` (tool definitions for a model) and `sbx mcp` (a Model
+# Context Protocol server on stdio).
+#  - sbx tools --json is valid JSON Schema for each of the ten tools, and every option of a
+#    command is a property of its tool, except those a model is never offered;
+#  - the raw protocol: JSON lines piped into `sbx mcp` get the JSON-RPC errors of the spec
+#    (-32700, -32600, -32601, -32602), notifications get no answer, the protocol version is
+#    negotiated, an oversized or endless line is refused with bounded memory, nothing hangs;
+#  - a real MCP client, the official TypeScript SDK (tests/mcp, installed by
+#    scripts/bootstrap with npm ci), lists the tools and runs create, exec, write, read, edit,
+#    grep, glob, ls, connect and destroy end to end; failures come back as isError results;
+#    the sessions the server created are destroyed when the client disconnects or on SIGTERM.
+
+load helpers
+setup() { setup_sbx; }
+teardown() { teardown_sbx; }
+
+# mcp LINE...: pipe the lines into `sbx mcp`; its answers (one JSON a line) in $output.
+mcp() {
+        local in=$BATS_TEST_TMPDIR/mcp.in
+        printf '%s\n' "$@" >"$in"
+        _expect 0 "$SBX" mcp <"$in"
+}
+
+# answer ID: the response with this id among the lines of $output.
+answer() {
+        jq -c --argjson id "$1" 'select(.id == $id)' <<<"$output"
+}
+
+# error_code ID: the JSON-RPC error code of the response with this id ("null" for id null).
+error_code() {
+        jq -r --argjson id "$1" 'select(.id == $id) | .error.code' <<<"$output" | head -n 1
+}
+
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bats","version":"1"}}}'
+
+# ---- sbx tools ------------------------------------------------------------------------------
+
+@test "sbx tools --json: ten tools with valid draft 2020-12 object schemas" {
+        sbx_ok tools --json
+        json_doc
+        json 'length == 10' >/dev/null || fail "not ten tools: $(json '[.[].name]')"
+        [ "$(json '[.[].name] | join(" ")')" = \
+                "create connect exec ls read write edit glob grep destroy" ] ||
+                fail "tool names: $(json '[.[].name] | join(" ")')"
+        # each: name, a description for a model, an object schema that closes its properties
+        json 'all(.[]; (keys == ["description","input_schema","name"])
+                and (.description | length > 100)
+                and .input_schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+                and .input_schema.type == "object"
+                and .input_schema.additionalProperties == false
+                and (.input_schema.required - (.input_schema.properties | keys) == [])
+                and all(.input_schema.properties[];
+                        (.type | IN("string","integer","boolean","array"))
+                        and (.description | length > 10)
+                        and (if .type == "array" then .items.type == "string" else true end)))' \
+                >/dev/null || fail "a schema is malformed:" "$output"
+        # what the descriptions must tell a model
+        json '.[] | select(.name == "read") | .description | test("500 KiB") and test("cat -n")' \
+                >/dev/null || fail "read's description lacks the 500 KiB cap or the numbering"
+        json '.[] | select(.name == "exec") | .input_schema |
+                .properties.command.type == "array" and (.required | index("command"))' \
+                >/dev/null || fail "exec does not take command as a required array"
+        [ "$(json '.[] | select(.name == "grep") | .input_schema.properties.mode.enum | join(" ")')" = \
+                "files_with_matches content count" ] || fail "grep mode has the wrong enum"
+        # the human list names every tool and its arguments
+        sbx_ok tools
+        local t
+        for t in create connect exec ls read write edit glob grep destroy; do
+                grep -qx "$t" <<<"$output" || fail "sbx tools does not list $t"
+        done
+        grep -q '^  session (string, required)$' <<<"$output" || fail "no session argument listed"
+}
+
+# The options come from the command table: a new flag becomes a property by itself. What a
+# model may not have is exactly the list below (host files, weaker isolation, terminals).
+@test "sbx tools: every option of a command is a property of its tool, except the listed ones" {
+        local never="--json --config --help --mount --rootfs --old-file --new-file --interactive --tty"
+        sbx_ok tools --json
+        local tools=$output c f prop props
+        for c in create connect exec ls read write edit glob grep destroy; do
+                props=$(jq -r --arg c "$c" '.[] | select(.name == $c) | .input_schema.properties |
+                        keys[]' <<<"$tools")
+                for f in $("$SBX" help "$c" | sed -n '/^Options:$/,/^Examples:$/p' |
+                        grep -o -- '--[a-z][a-z-]*' | sort -u); do
+                        prop=${f#--}
+                        prop=${prop//-/_}
+                        if [[ " $never " == *" $f "* ]]; then
+                                ! grep -qx -- "$prop" <<<"$props" ||
+                                        fail "$c offers $f to a model"
+                        else
+                                grep -qx -- "$prop" <<<"$props" ||
+                                        fail "the option $f of $c is not a property of its tool"
+                        fi
+                done
+        done
+        # and the values that would weaken the sandbox are not in the enums
+        [ "$(jq -r '.[] | select(.name == "create") | .input_schema.properties.net.enum |
+                join(" ")' <<<"$tools")" = "none proxy" ] || fail "create offers net host"
+        [ "$(jq -r '.[] | select(.name == "create") | .input_schema.properties.seccomp.enum |
+                join(" ")' <<<"$tools")" = "default strict" ] || fail "create offers unconfined"
+}
+
+# ---- the raw protocol -----------------------------------------------------------------------
+
+@test "mcp: initialize negotiates the version; ping; notifications get no answer" {
+        mcp "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+                '{"jsonrpc":"2.0","id":"p","method":"ping"}' \
+                '{"jsonrpc":"2.0","method":"no/such/notification","params":[1]}' \
+                '{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}' \
+                '{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2099-01-01","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}'
+        [ "${#lines[@]}" -eq 4 ] || fail "expected 4 answers (none to notifications):" "$output"
+        answer 1 | jq -e '.jsonrpc == "2.0" and .result.protocolVersion == "2025-06-18"
+                and .result.capabilities.tools != null and .result.serverInfo.name == "sbx"' \
+                >/dev/null || fail "bad initialize answer: $(answer 1)"
+        [ "$(answer '"p"')" = '{"jsonrpc":"2.0","id":"p","result":{}}' ] ||
+                fail "bad ping answer: $(answer '"p"')"
+        [ "$(answer 3 | jq -r .result.protocolVersion)" = 2025-03-26 ] ||
+                fail "a supported older version is not kept"
+        [ "$(answer 4 | jq -r .result.protocolVersion)" = 2025-06-18 ] ||
+                fail "an unknown version is not answered with the latest"
+}
+
+@test "mcp: tools/list has the tools of sbx tools --json (inputSchema)" {
+        sbx_ok tools --json
+        local want=$output
+        mcp "$init" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+        [ "$(answer 2 | jq -S '[.result.tools[] | {name, description, s: .inputSchema}]')" = \
+                "$(jq -S '[.[] | {name, description, s: .input_schema}]' <<<"$want")" ] ||
+                fail "tools/list differs from sbx tools --json"
+}
+
+@test "mcp: protocol errors are JSON-RPC errors with the spec's codes" {
+        mcp '{"jsonrpc":"2.0","id":1,"method":"ping"' \
+                'not json at all' \
+                '{"jsonrpc":"2.0","id":2,"method":"ping"} trailing' \
+                '[{"jsonrpc":"2.0","id":3,"method":"ping"}]' \
+                '{"id":4,"method":"ping"}' \
+                '{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}' \
+                '{"jsonrpc":"2.0","id":6,"method":7}' \
+                '{"jsonrpc":"2.0","id":7,"method":"resources/list"}' \
+                '{"jsonrpc":"2.0","id":8,"method":"tools/call"}' \
+                '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"nope"}}' \
+                '{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"ls","arguments":[]}}' \
+                '{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"read","arguments":{"session":"x"}}}' \
+                '{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"exec","arguments":{"session":"x","command":[]}}}' \
+                '{"jsonrpc":"2.0","id":13,"method":"ping","params":"x"}' \
+                '{"jsonrpc":"2.0","id":14,"method":"ping"}'
+        [ "${#lines[@]}" -eq 15 ] || fail "expected one answer per message:" "$output"
+        local codes
+        codes=$(jq -r '.error.code // "ok"' <<<"$output" | xargs)
+        [ "$codes" = "-32700 -32700 -32700 -32600 -32600 -32600 -32600 -32601 -32602 -32602 -32602 -32602 -32602 -32602 ok" ] ||
+                fail "codes: $codes" "$output"
+        # parse errors and requests without a usable id are answered with id null
+        [ "$(jq -r 'select(.error.code == -32700) | .id' <<<"$output" | sort -u)" = null ] ||
+                fail "a parse error is not answered with id null"
+        [ "$(error_code 7)" = -32601 ] && [ "$(error_code 9)" = -32602 ] ||
+                fail "errors are not answered with the request's id"
+        answer 9 | jq -e '.error.message | test("nope")' >/dev/null ||
+                fail "the unknown tool is not named: $(answer 9)"
+        answer 11 | jq -e '.error.message | test("path")' >/dev/null ||
+                fail "the missing argument is not named: $(answer 11)"
+}
+
+@test "mcp: an oversized line is refused (-32600) with bounded memory, then serving goes on" {
+        local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/out pid hwm
+        mkfifo "$fifo"
+        timeout 60 "$SBX" mcp <"$fifo" >"$out" &
+        pid=$!
+        exec 7>"$fifo"
+        # 5 MiB in one message, then 40 MiB without any newline, then a ping
+        {
+                printf '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"'
+                head -c 5242880 /dev/zero | tr '\0' a
+                printf '"}}\n'
+                printf '%s\n' '{"jsonrpc":"2.0","id":2,"method":"ping"}'
+                head -c 41943040 /dev/zero | tr '\0' b
+                printf '\n%s\n' '{"jsonrpc":"2.0","id":3,"method":"ping"}'
+        } >&7
+        wait_until 20 grep -q '"id":3' "$out" || fail "no answer after the long lines:" "$(cat "$out")"
+        # the sbx process itself (timeout is its parent)
+        local spid
+        spid=$(pgrep -P "$pid" -x sbx || echo "$pid")
+        hwm=$(awk '/^VmHWM:/ { print $2 }' "/proc/$spid/status")
+        exec 7>&-
+        wait "$pid" || fail "sbx mcp did not exit 0 at EOF"
+        output=$(cat "$out")
+        [ "$(jq -r '.id' <<<"$output" | xargs)" = "null 2 null 3" ] ||
+                fail "answers:" "$(cut -c1-200 <<<"$output")"
+        [ "$(jq -r 'select(.id == null) | .error.code' <<<"$output" | xargs)" = "-32600 -32600" ] ||
+                fail "the long lines are not refused with -32600"
+        echo "# peak RSS of sbx mcp after 45 MiB of oversized input: ${hwm} KiB" >&3
+        [ "$hwm" -lt 32768 ] || fail "sbx mcp used ${hwm} KiB for oversized input"
+}
+
+@test "mcp: EOF ends the server at once; a last line without newline is still served" {
+        local t0=$SECONDS
+        printf '%s' '{"jsonrpc":"2.0","id":5,"method":"ping"}' >"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp <"$BATS_TEST_TMPDIR/in"
+        [ "$output" = '{"jsonrpc":"2.0","id":5,"result":{}}' ] || fail "answer: $output"
+        _expect 0 "$SBX" mcp </dev/null
+        [ -z "$output" ] || fail "output without input: $output"
+        [ $((SECONDS - t0)) -lt 5 ] || fail "EOF took $((SECONDS - t0))s"
+        # deep nesting and NUL bytes are parse errors, not crashes
+        {
+                head -c 100000 /dev/zero | tr '\0' '['
+                printf '\n{"jsonrpc":"2.0","id":1,\0"method":"ping"}\n'
+        } >"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp <"$BATS_TEST_TMPDIR/in"
+        [ "$(jq -r '.error.code' <<<"$output" | xargs)" = "-32700 -32700" ] ||
+                fail "answers: $output"
+}
+
+@test "mcp: tools/call over raw JSON lines: a result, an isError result, sessions cleaned at EOF" {
+        mcp "$init" \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"name":"raw"}}}' \
+                '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"exec","arguments":{"session":"raw","command":["sh","-c","echo $0","--"]}}}' \
+                '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read","arguments":{"session":"raw","path":"/nope"}}}'
+        local id
+        id=$(answer 2 | jq -r .result.structuredContent.id)
+        is_id "$id" || fail "create: $(answer 2)"
+        answer 3 | jq -e '.result.isError == false and .result.structuredContent.output == "--\n"
+                and .result.content[0].type == "text"' >/dev/null ||
+                fail "exec: $(answer 3)"
+        answer 4 | jq -e '.result.isError == true and .result.structuredContent.error.code ==
+                "not_found"' >/dev/null || fail "read of a missing file: $(answer 4)"
+        # the server destroyed the session when its input ended
+        sbx_ok list --json
+        [ "$(json 'length')" = 0 ] || fail "sessions left after EOF: $output"
+}
+
+# ---- a real client --------------------------------------------------------------------------
+
+# client SCENARIO: run tests/mcp/client.mjs with the official SDK.
+client() {
+        command -v node >/dev/null || skip "node is not installed (scripts/bootstrap installs it)"
+        [ -d "$SBX_SRC/tests/mcp/node_modules/@modelcontextprotocol/sdk" ] ||
+                skip "the MCP SDK is not installed: run scripts/bootstrap (npm ci in tests/mcp)"
+        sbx_call_timeout=90 _expect 0 env SBX="$SBX" node "$SBX_SRC/tests/mcp/client.mjs" "$1"
+        printf '# %s\n' "${lines[@]}" >&3
+}
+
+@test "MCP SDK client: tools/list matches sbx tools --json" {
+        client tools
+}
+
+@test "MCP SDK client: create, exec, write, read, edit, grep, glob, ls, connect, destroy" {
+        client e2e
+}
+
+@test "MCP SDK client: failures are isError results, bad arguments -32602" {
+        client errors
+}
+
+@test "MCP SDK client: the server's sessions are destroyed when the client disconnects" {
+        client disconnect
+}
+
+@test "MCP SDK client: SIGTERM stops a running command and destroys the sessions" {
+        client sigterm
+}
