@@ -127,15 +127,17 @@ complete -c sbx -n __sbx_needs_command -a run -d 'create, exec, destroy in one c
 complete -c sbx -n __sbx_needs_command -a list -d "the caller's sessions"
 complete -c sbx -n __sbx_needs_command -a check -d 'what this host supports, and what is missing'
 complete -c sbx -n __sbx_needs_command -a help -d 'show help for sbx or one command'
+complete -c sbx -n __sbx_needs_command -a tools -d 'the tool definitions for a model'
+complete -c sbx -n __sbx_needs_command -a mcp -d 'serve the tools over MCP on stdio'
 
 # sessions, commands to run, help topics
 complete -c sbx -n __sbx_wants_session -a '(__sbx_sessions)' -d session
 complete -c sbx -n __sbx_wants_program -a '(__fish_complete_command)'
 complete -c sbx -n '__sbx_using help; and test (__sbx_operands) -eq 0' \
-    -a 'create connect exec destroy ls read write edit glob grep run list check help'
+    -a 'create connect exec destroy ls read write edit glob grep run list check help tools mcp'
 
 # options of every command
-set -l all create connect exec destroy ls read write edit glob grep run list check help
+set -l all create connect exec destroy ls read write edit glob grep run list check help tools mcp
 complete -c sbx -n "__sbx_using $all" -l json -d 'print one JSON document on stdout'
 complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini on top'
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
