@@ -259,3 +259,27 @@ client() {
 @test "MCP SDK client: SIGTERM stops a running command and destroys the sessions" {
         client sigterm
 }
+
+# ---- sbx --version ----------------------------------------------------------------------------
+
+@test "sbx --version names the features of this build, as text and as JSON" {
+        sbx_ok --version
+        [ "${lines[0]}" = "sbx $(sed -n "s/^ *version : '\(.*\)',\$/\1/p" "$SBX_SRC/meson.build")" ] ||
+                fail "first line: ${lines[0]}"
+        local f
+        for f in seccomp namespaces cgroup-v2 cgroup-v1 pcre2 pcre2-jit mcp; do
+                grep -qE "^features:.* [+-]$f( |$)" <<<"$output" || fail "no feature $f: $output"
+        done
+        # the details come from the libraries linked in, not from a fixed string
+        local seccomp_ver
+        seccomp_ver=$(dpkg-query -W -f='${Version}' 'libseccomp2' 2>/dev/null | sed 's/-.*//') ||
+                true
+        if [ -n "$seccomp_ver" ]; then
+                grep -q "libseccomp $seccomp_ver" <<<"$output" ||
+                        fail "the libseccomp version is not $seccomp_ver: $output"
+        fi
+        sbx_ok --json --version
+        json_doc
+        json '.features.seccomp.enabled == true and (.features["pcre2-jit"].enabled | type) ==
+                "boolean" and (.version | length > 0)' >/dev/null || fail "JSON: $output"
+}

@@ -39,6 +39,8 @@ const struct command *command_find(const char *name);
 int cli_finish_error(struct cli *cli, const char *command);
 /* Print b to stdout, checking write errors; returns 0 or an error code set in cli->err. */
 int cli_print(struct cli *cli, const struct buf *b);
+/* Print `sbx --version`: the version and the features of this build. */
+int cli_print_version(struct cli *cli);
 /* Print "sbx: warning: ..." on stderr. */
 void cli_warn(const char *fmt, ...) _printf_(1, 2);
 

@@ -2,7 +2,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "sbx-config.h"
 #include "args.h"
 
 static void print_overview(void)
@@ -19,12 +18,8 @@ static void print_overview(void)
 
 int cmd_help(struct cli *cli, int argc, char **argv)
 {
-        if (argc >= 1 && strcmp(argv[0], "--version") == 0) {
-                printf("sbx %s\nfeatures: namespaces(user,mount,pid,net,ipc,uts,cgroup) "
-                       "overlayfs seccomp(libseccomp) capabilities(libcap-ng) config(inih)\n",
-                       SBX_VERSION);
-                return 0;
-        }
+        if (argc >= 1 && strcmp(argv[0], "--version") == 0)
+                return cli_print_version(cli);
         /* "sbx help", "sbx --help", "sbx help CMD", "sbx help --json"... */
         const char *topic = NULL;
         for (int i = 1; i < argc; i++) {
