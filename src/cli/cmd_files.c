@@ -265,7 +265,8 @@ static int parse_simple(struct cli *cli, struct args *a, int argc, char **argv)
 {
         int opt, r = args_begin(cli, a, argc, argv);
         while (r == 0 && (r = args_step(cli, a, &opt)) == 1)
-                r = sbx_usage(&cli->err, "invalid option for '%s'", a->cmd);
+                r = sbx_usage(&cli->err, "invalid option '%s' for '%s'", a->optv[optind - 1],
+                              a->cmd);
         return r;
 }
 

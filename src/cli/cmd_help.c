@@ -26,7 +26,8 @@ int cmd_help(struct cli *cli, int argc, char **argv)
                 if (argv[i][0] == '-')
                         continue;
                 if (topic) {
-                        sbx_usage(&cli->err, "too many arguments");
+                        sbx_usage(&cli->err, "unexpected argument '%s': help takes one COMMAND",
+                                  argv[i]);
                         return cli_finish_error(cli, "help");
                 }
                 topic = argv[i];

@@ -67,7 +67,11 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
         if (r)
                 return r > 0 ? 0 : cli_finish_error(cli, "connect");
         if (optind + 1 != argc) {
-                sbx_usage(&cli->err, optind >= argc ? "missing session ID" : "too many arguments");
+                if (optind >= argc)
+                        sbx_usage(&cli->err, "missing session ID");
+                else
+                        sbx_usage(&cli->err, "unexpected argument '%s': connect takes one ID",
+                                  argv[optind + 1]);
                 return cli_finish_error(cli, "connect");
         }
         uint64_t ttl = 0;

@@ -429,7 +429,9 @@ int seccomp_check(enum sbx_seccomp_profile p, struct sbx_error *e)
         /* EINVAL: the kernel was built without CONFIG_SECCOMP. 2 means sbx itself already runs
          * under a filter (a container): ours stack on top, which is fine. */
         if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
-                return sbx_unsupported(e, errno, "seccomp: the kernel has no seccomp support");
+                return sbx_unsupported(e, errno,
+                                       "seccomp: the kernel has no seccomp support (it needs "
+                                       "CONFIG_SECCOMP and CONFIG_SECCOMP_FILTER)");
         int r = kernel_has_errno_action();
         if (r < 0)
                 return sbx_unsupported(e, -r,
@@ -438,7 +440,8 @@ int seccomp_check(enum sbx_seccomp_profile p, struct sbx_error *e)
 
         const struct scmp_version *v = seccomp_version();
         if (!v || v->major < 2 || (v->major == 2 && v->minor < 5))
-                return sbx_unsupported(e, 0, "seccomp: libseccomp %u.%u.%u is older than 2.5",
+                return sbx_unsupported(e, 0, "seccomp: libseccomp %u.%u.%u is older than 2.5: "
+                                          "install libseccomp 2.5 or newer",
                                        v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0);
 
         /* Build and compile both filters, loading nothing; the result is kept for the

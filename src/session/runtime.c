@@ -41,7 +41,10 @@ int runtime_open(int *ret_fd, struct sbx_error *e)
                 return sbx_usage(e, "SBX_RUNTIME_DIR '%s' must be an absolute path", path);
 
         if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                return sbx_unsupported(e, errno, "failed to create runtime directory '%s'", path);
+                return sbx_unsupported(e, 0,
+                                       "failed to create runtime directory '%s': %s; set "
+                                       "SBX_RUNTIME_DIR to a directory you can write",
+                                       path, strerror(errno));
 
         _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
