@@ -179,7 +179,10 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
         struct session_proc p = SESSION_PROC_INIT;
         p.pid = pid;
         p.pidfd = sys_pidfd_open(pid, 0);
-        int r = p.pidfd < 0 ? sbx_unsupported(e, errno, "pidfd_open is not available (sbx needs Linux 5.3 or newer)") : 0;
+        int r = p.pidfd < 0
+                    ? sbx_unsupported(e, errno,
+                                      "pidfd_open is not available (sbx needs Linux 5.3 or newer)")
+                    : 0;
         if (r == 0 && cg)
                 r = cgroup_session_attach(cg, pid, !in_v2, e);
         if (r == 0)

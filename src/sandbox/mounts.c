@@ -119,13 +119,12 @@ int mnt_new_fs(const char *fstype, const char *const *opts, unsigned attr, int t
 {
         _cleanup_close_ int fsfd = fsopen(fstype, FSOPEN_CLOEXEC);
         if (fsfd < 0)
-                return errno == ENODEV
-                               ? sbx_unsupported(e, 0,
-                                                 "filesystem '%s' is not available in this "
-                                                 "kernel: load its module (modprobe %s)",
-                                                 fstype, fstype)
-                               : sbx_internal(e, errno, "failed to open a new %s for '%s'",
-                                              fstype, what);
+                return errno == ENODEV ? sbx_unsupported(e, 0,
+                                                         "filesystem '%s' is not available in this "
+                                                         "kernel: load its module (modprobe %s)",
+                                                         fstype, fstype)
+                                       : sbx_internal(e, errno, "failed to open a new %s for '%s'",
+                                                      fstype, what);
         for (const char *const *o = opts; o && o[0]; o += 2) {
                 int r = o[1] ? fsconfig(fsfd, FSCONFIG_SET_STRING, o[0], o[1], 0)
                              : fsconfig(fsfd, FSCONFIG_SET_FLAG, o[0], NULL, 0);

@@ -440,8 +440,9 @@ int seccomp_check(enum sbx_seccomp_profile p, struct sbx_error *e)
 
         const struct scmp_version *v = seccomp_version();
         if (!v || v->major < 2 || (v->major == 2 && v->minor < 5))
-                return sbx_unsupported(e, 0, "seccomp: libseccomp %u.%u.%u is older than 2.5: "
-                                          "install libseccomp 2.5 or newer",
+                return sbx_unsupported(e, 0,
+                                       "seccomp: libseccomp %u.%u.%u is older than 2.5: "
+                                       "install libseccomp 2.5 or newer",
                                        v ? v->major : 0, v ? v->minor : 0, v ? v->micro : 0);
 
         /* Build and compile both filters, loading nothing; the result is kept for the
