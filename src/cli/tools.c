@@ -37,7 +37,7 @@ struct spec {
         const char *description;
         const char *result_key;
         struct tool_param operands[5]; /* in command-line order; name NULL ends */
-        struct note notes[12];         /* flag NULL ends */
+        struct note notes[16];         /* flag NULL ends */
 };
 
 /*
@@ -85,6 +85,13 @@ static const struct spec specs[] = {
       {"--pids", "Maximum number of processes and threads (default 256), or unlimited.",
        .type = TOOL_STRING, .set_type = true, .pattern = "^([0-9]+|unlimited)$"},
       {"--nofile", "Open files per process (default 1024).", .minimum = 16},
+      {"--env", "Environment variables of every command in the session, each as KEY=VALUE."},
+      {"--allow-host", "Hosts the session may reach through the proxy, each an exact name "
+                       "(pypi.org), *.suffix, name:port, or an IP address or CIDR. Implies net "
+                       "proxy."},
+      {"--package", "Python packages to pip-install when the session is created, e.g. numpy."},
+      {"--read-only", "Keep the base system read-only: only /workspace and /tmp are writable."},
+      {"--workdir", "The absolute directory commands start in (default /workspace)."},
       {0}}},
     {"connect",
      "Check that a session is still alive and renew its time to live from now. Returns id, "
@@ -337,7 +344,10 @@ static void add_option_line(struct tool *t, const struct spec *s, const char *li
                 *c = *c == '-' ? '_' : *c;
         *tp =
             (struct tool_param){.name = name, .via = TOOL_VIA_OPTION, .flag = str_keep(f, fn, "")};
-        bool repeatable = memmem(p, dn, "(repeatable)", 12) != NULL;
+        const char *rep = memmem(p, dn, " (repeatable)", 13);
+        bool repeatable = rep != NULL;
+        if (rep && rep + 13 == end)
+                dn -= 13; /* the array type says it */
         tp->type = !mv                          ? TOOL_BOOLEAN
                    : repeatable                 ? TOOL_STRING_ARRAY
                    : (mvn == 1 && mv[0] == 'N') ? TOOL_INTEGER
