@@ -225,9 +225,30 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
                 fail "exec: $(answer 3)"
         answer 4 | jq -e '.result.isError == true and .result.structuredContent.error.code ==
                 "not_found"' >/dev/null || fail "read of a missing file: $(answer 4)"
+        # the commands' stderr is theirs, not the client's: the server stays quiet
+        [ -z "$stderr" ] || fail "sbx mcp wrote to stderr: $stderr"
         # the server destroyed the session when its input ended
         sbx_ok list --json
         [ "$(json 'length')" = 0 ] || fail "sessions left after EOF: $output"
+}
+
+@test "mcp: --config reaches the commands; their warnings reach the model" {
+        printf '[sandbox]\nmounts = %s/missing:/mnt\n[sandbox]\nhostname = from-config\n' \
+                "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/c.ini"
+        printf '%s\n' \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"name":"cfg"}}}' \
+                '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"exec","arguments":{"session":"cfg","command":["hostname"]}}}' \
+                >"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp --config "$BATS_TEST_TMPDIR/c.ini" <"$BATS_TEST_TMPDIR/in"
+        answer 2 | jq -e '.result.isError == false and (.result.content[0].text |
+                test("Warning: volume host path .*/missing. does not exist: skipped"))' \
+                >/dev/null || fail "no warning in the create result: $(answer 2)"
+        [ "$(answer 3 | jq -r .result.structuredContent.output)" = from-config ] ||
+                fail "the config did not reach the session: $(answer 3)"
+        sbx_ok list --json
+        [ "$(json 'length')" = 0 ] || fail "sessions left after EOF: $output"
+        # a bad --config is refused before serving (exit 2)
+        sbx_expect 2 mcp --config "$BATS_TEST_TMPDIR/none.ini" </dev/null
 }
 
 # ---- a real client --------------------------------------------------------------------------

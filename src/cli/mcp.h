@@ -24,6 +24,7 @@
 
 #define MCP_MAX_LINE (4u << 20)    /* a longer request is refused (-32600) */
 #define MCP_MAX_OUTPUT (16u << 20) /* a longer command output is an error result */
+#define MCP_MAX_STDERR (64u << 10) /* the rest of a command's stderr is dropped */
 #define MCP_MAX_DEPTH 64           /* JSON nesting */
 #define MCP_PROTOCOL_LATEST "2025-06-18"
 
@@ -60,6 +61,7 @@ struct mcp_run {
         const char *in[3]; /* fd 0, 3, 4 contents (NULL: /dev/null, or no fd) */
         size_t in_len[3];
         struct buf out; /* its stdout, at most MCP_MAX_OUTPUT */
+        struct buf err; /* its stderr, at most MCP_MAX_STDERR (warnings for the result) */
         bool out_overflow;
         int status;       /* waitpid status */
         bool cleanup;     /* the final destroy: not interrupted by signals */

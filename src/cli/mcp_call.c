@@ -294,7 +294,23 @@ static void list_text(struct buf *b, json_object *arr)
                 buf_puts(b, "(nothing found)\n");
 }
 
-static json_object *result_from_json(const struct tool *t, json_object *o)
+/* The warnings among a command's stderr lines ("sbx: warning: ..."), for the model to see. */
+static void append_warnings(struct buf *text, const struct buf *err)
+{
+        static const char prefix[] = "sbx: warning: ";
+        for (const char *l = err->data; l && *l;) {
+                const char *nl = strchrnul(l, '\n');
+                if (strncmp(l, prefix, sizeof(prefix) - 1) == 0) {
+                        buf_puts(text, text->len ? "\nWarning: " : "Warning: ");
+                        buf_append(text, l + sizeof(prefix) - 1,
+                                   (size_t)(nl - l) - (sizeof(prefix) - 1));
+                }
+                l = *nl ? nl + 1 : nl;
+        }
+}
+
+static json_object *result_from_json(const struct tool *t, json_object *o,
+                                     const struct buf *stderr_text)
 {
         _cleanup_buf_ struct buf text = {0};
         json_object *err = NULL, *structured = o;
@@ -313,6 +329,7 @@ static json_object *result_from_json(const struct tool *t, json_object *o)
                 buf_printf(&text, "%sError: %s (%s)", text.len ? "\n" : "",
                            str_of(err, "message") ? str_of(err, "message") : "failed",
                            str_of(err, "code") ? str_of(err, "code") : "internal");
+        append_warnings(&text, stderr_text);
         if (json_object_is_type(o, json_type_array)) {
                 /* structuredContent is an object: the list goes under the tool's key */
                 structured = json_object_new_object();
@@ -386,7 +403,7 @@ int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args,
                 return -ENOMEM;
         run.argv = a.v;
         r = mcp_spawn(s, &run);
-        _cleanup_buf_ struct buf out = run.out;
+        _cleanup_buf_ struct buf out = run.out, err = run.err;
         if (r < 0) {
                 *ret = failure("Error: failed to run sbx %s: %s", t->name, strerror(-r));
                 return 0;
@@ -404,7 +421,7 @@ int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args,
                                                      : 128 + WTERMSIG(run.status),
                                run.interrupted ? ", stopped: the server is shutting down" : "");
         else
-                *ret = result_from_json(t, o);
+                *ret = result_from_json(t, o, &err);
         json_object_put(o);
         return *ret ? 0 : -ENOMEM;
 }
@@ -427,6 +444,7 @@ void mcp_destroy_sessions(struct mcp_server *s)
                 struct mcp_run run = {.argv = a.v, .cleanup = true};
                 (void)mcp_spawn(s, &run);
                 buf_freep(&run.out);
+                buf_freep(&run.err);
         }
         for (size_t i = 0; i < s->n_sessions; i++)
                 free(s->sessions[i]);
