@@ -290,8 +290,8 @@ static const char *metavar_format(const char *mv, size_t n)
 static char str_store[32768];
 static size_t str_used;
 
-/* A NUL-terminated copy of s[0..n) followed by suffix, or "" when the store is full (a unit
- * test checks that every description is non-empty). */
+/* A NUL-terminated copy of s[0..n) followed by suffix, or "" when the store is full
+ * (tests/510-mcp.bats checks that every description is non-empty). */
 static char *str_keep(const char *s, size_t n, const char *suffix)
 {
         size_t need = n + strlen(suffix) + 1;

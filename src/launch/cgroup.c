@@ -161,17 +161,18 @@ const char *cg_unlimited(enum cg_ctrl k)
 
 const char *cg_hint(enum cg_ctrl k)
 {
+#define DELEGATE(ctrl)                                                                             \
+        "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "          \
+        "Delegate=yes sbx ...; or, as root, make a cgroup, chown it and its files to you, and "    \
+        "on cgroup v2 write +" ctrl " to its parent's cgroup.subtree_control), or ask for no "    \
+        "limit: "
         static const char *const hints[CG_NCTRL] = {
-            "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
-            "Delegate=yes sbx ...), or ask for no limit: --memory unlimited ([limits] memory "
-            "= unlimited, SBX_MEMORY=unlimited)",
-            "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
-            "Delegate=yes sbx ...), or ask for no limit: --pids unlimited ([limits] pids = "
-            "unlimited, SBX_PIDS=unlimited)",
-            "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "
-            "Delegate=yes sbx ...), or ask for no limit: --cpus unlimited ([limits] cpus = "
-            "unlimited, SBX_CPUS=unlimited)",
+            DELEGATE("memory") "--memory unlimited ([limits] memory = unlimited, "
+                               "SBX_MEMORY=unlimited)",
+            DELEGATE("pids") "--pids unlimited ([limits] pids = unlimited, SBX_PIDS=unlimited)",
+            DELEGATE("cpu") "--cpus unlimited ([limits] cpus = unlimited, SBX_CPUS=unlimited)",
         };
+#undef DELEGATE
         return hints[k];
 }
 
