@@ -24,6 +24,8 @@ static const struct option mcp_options[] = {
     {0},
 };
 
+#define TOO_LONG "invalid request: message longer than 4 MiB"
+
 /* The bytes read and not yet handled. */
 struct line_reader {
         struct buf pending;
@@ -46,16 +48,20 @@ static int handle_lines(struct mcp_server *s, struct line_reader *lr)
                 start += len + (nl ? 1 : 0);
                 while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' '))
                         len--;
-                if (len > 0)
+                if (len > MCP_MAX_LINE)
+                        r = mcp_send_error(s, NULL, -32600, TOO_LONG);
+                else if (len > 0)
                         r = mcp_handle_line(s, p, len);
         }
-        memmove(lr->pending.data, lr->pending.data + start, lr->pending.len - start);
-        lr->pending.len -= start;
+        if (start > 0) {
+                memmove(lr->pending.data, lr->pending.data + start, lr->pending.len - start);
+                lr->pending.len -= start;
+        }
         if (r >= 0 && lr->pending.len > MCP_MAX_LINE) {
                 /* no newline within the limit: refuse the message, drop the rest of it */
                 lr->pending.len = 0;
                 lr->skipping = true;
-                r = mcp_send_error(s, NULL, -32600, "invalid request: message longer than 4 MiB");
+                r = mcp_send_error(s, NULL, -32600, TOO_LONG);
         }
         if (lr->pending.data)
                 lr->pending.data[lr->pending.len] = '\0';
