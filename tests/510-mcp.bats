@@ -5,11 +5,13 @@
 #    command is a property of its tool, except those a model is never offered;
 #  - the raw protocol: JSON lines piped into `sbx mcp` get the JSON-RPC errors of the spec
 #    (-32700, -32600, -32601, -32602), notifications get no answer, the protocol version is
-#    negotiated, an oversized or endless line is refused with bounded memory, nothing hangs;
+#    negotiated, an oversized or endless line is refused with bounded memory, nothing hangs,
+#    notifications/cancelled stops the running command;
 #  - a real MCP client, the official TypeScript SDK (tests/mcp, installed by
 #    scripts/bootstrap with npm ci), lists the tools and runs create, exec, write, read, edit,
 #    grep, glob, ls, connect and destroy end to end; failures come back as isError results;
-#    the sessions the server created are destroyed when the client disconnects or on SIGTERM.
+#    an aborted request stops its command; the sessions the server created are destroyed when
+#    the client disconnects or on SIGTERM.
 
 load helpers
 setup() { setup_sbx; }
@@ -232,6 +234,20 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
         [ "$(json 'length')" = 0 ] || fail "sessions left after EOF: $output"
 }
 
+@test "mcp: notifications/cancelled stops the running command and gets it no response" {
+        local t0=$SECONDS
+        mcp '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"name":"c1"}}}' \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"exec","arguments":{"session":"c1","command":["sleep","60"]}}}' \
+                '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2,"reason":"test"}}' \
+                '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"exec","arguments":{"session":"c1","command":["sh","-c","ps -eo comm | grep -cx sleep"]}}}' \
+                '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}' \
+                '{"jsonrpc":"2.0","id":4,"method":"ping"}'
+        [ $((SECONDS - t0)) -lt 20 ] || fail "the cancelled sleep 60 was waited for"
+        [ "$(jq -r .id <<<"$output" | xargs)" = "1 3 4" ] || fail "answers:" "$output"
+        [ "$(answer 3 | jq -r .result.structuredContent.output)" = 0 ] ||
+                fail "the cancelled command still runs: $(answer 3)"
+}
+
 @test "mcp: --config reaches the commands; their warnings reach the model" {
         printf '[sandbox]\nmounts = %s/missing:/mnt\n[sandbox]\nhostname = from-config\n' \
                 "$BATS_TEST_TMPDIR" >"$BATS_TEST_TMPDIR/c.ini"
@@ -276,6 +292,10 @@ client() {
 
 @test "MCP SDK client: the server's sessions are destroyed when the client disconnects" {
         client disconnect
+}
+
+@test "MCP SDK client: an aborted request stops its command (notifications/cancelled)" {
+        client cancel
 }
 
 @test "MCP SDK client: SIGTERM stops a running command and destroys the sessions" {

@@ -26,16 +26,10 @@ static const struct option mcp_options[] = {
 
 #define TOO_LONG "invalid request: message longer than 4 MiB"
 
-/* The bytes read and not yet handled. */
-struct line_reader {
-        struct buf pending;
-        bool skipping; /* inside a line that was too long: drop up to its newline */
-        bool eof;
-};
-
 /* Handle every complete line in the reader; returns -errno when the client is gone. */
-static int handle_lines(struct mcp_server *s, struct line_reader *lr)
+static int handle_lines(struct mcp_server *s)
 {
+        struct mcp_reader *lr = &s->in;
         size_t start = 0;
         int r = 0;
         while (r >= 0 && !s->stopping && start < lr->pending.len) {
@@ -46,6 +40,7 @@ static int handle_lines(struct mcp_server *s, struct line_reader *lr)
                         break;
                 size_t len = nl ? (size_t)(nl - p) : avail;
                 start += len + (nl ? 1 : 0);
+                lr->handled = start;
                 while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' '))
                         len--;
                 if (len > MCP_MAX_LINE)
@@ -57,6 +52,7 @@ static int handle_lines(struct mcp_server *s, struct line_reader *lr)
                 memmove(lr->pending.data, lr->pending.data + start, lr->pending.len - start);
                 lr->pending.len -= start;
         }
+        lr->handled = 0;
         if (r >= 0 && lr->pending.len > MCP_MAX_LINE) {
                 /* no newline within the limit: refuse the message, drop the rest of it */
                 lr->pending.len = 0;
@@ -68,8 +64,9 @@ static int handle_lines(struct mcp_server *s, struct line_reader *lr)
         return r;
 }
 
-static int read_some(struct mcp_server *s, struct line_reader *lr)
+int mcp_read_input(struct mcp_server *s)
 {
+        struct mcp_reader *lr = &s->in;
         char chunk[65536];
         ssize_t n = read(s->in_fd, chunk, sizeof(chunk));
         if (n < 0)
@@ -90,9 +87,8 @@ static int read_some(struct mcp_server *s, struct line_reader *lr)
 
 static int serve(struct mcp_server *s)
 {
-        struct line_reader lr = {0};
         int r = 0;
-        while (r >= 0 && !s->stopping && !lr.eof) {
+        while (r >= 0 && !s->stopping && !s->in.eof) {
                 struct pollfd p[2] = {{s->in_fd, POLLIN, 0}, {s->sigfd, POLLIN, 0}};
                 if (poll(p, 2, -1) < 0) {
                         if (errno == EINTR)
@@ -104,10 +100,10 @@ static int serve(struct mcp_server *s)
                         s->stopping = true;
                         break;
                 }
-                if (p[0].revents && (r = read_some(s, &lr)) >= 0)
-                        r = handle_lines(s, &lr);
+                if (p[0].revents && (r = mcp_read_input(s)) >= 0)
+                        r = handle_lines(s);
         }
-        buf_freep(&lr.pending);
+        buf_freep(&s->in.pending);
         return r;
 }
 

@@ -28,18 +28,34 @@
 #define MCP_MAX_DEPTH 64           /* JSON nesting */
 #define MCP_PROTOCOL_LATEST "2025-06-18"
 
+/* The client's bytes read and not yet handled. */
+struct mcp_reader {
+        struct buf pending;
+        size_t handled; /* pending[0, handled) is being or has been handled */
+        bool skipping;  /* inside a line that was too long: drop up to its newline */
+        bool eof;
+};
+
 struct mcp_server {
         const char *config_file; /* --config FILE, passed on to every command */
         int sigfd;               /* signalfd of SIGTERM, SIGINT, SIGHUP (blocked) */
         int in_fd;               /* the client's messages */
         int out_fd;
-        bool stopping;   /* a signal or hang-up arrived: finish and clean up */
-        char **sessions; /* ids of the sessions created here (NULL-terminated) */
+        bool stopping;           /* a signal arrived: finish and clean up */
+        struct mcp_reader in;    /* also read while a command runs, for cancellations */
+        json_object *current_id; /* the id of the tools/call being served, NULL between */
+        char **sessions;         /* ids of the sessions created here (NULL-terminated) */
         size_t n_sessions;
 };
 
-/* Handle one message (a line without its newline); writes at most one response. Returns 0,
- * or -errno when the response could not be written (the client is gone). */
+/* Read what the client sent into s->in (one read). 0 or -errno. */
+int mcp_read_input(struct mcp_server *s);
+/* Is the line a notifications/cancelled of the request with this id? */
+bool mcp_is_cancel_of(const char *line, size_t len, json_object *id);
+
+/* Handle one message (a line without its newline); writes at most one response (none for a
+ * request the client cancelled). Returns 0, or -errno when the response could not be written
+ * (the client is gone). The line is not used after it was parsed (s->in may move). */
 int mcp_handle_line(struct mcp_server *s, const char *line, size_t len);
 /* Write a JSON-RPC error response with id (NULL: null). */
 int mcp_send_error(struct mcp_server *s, json_object *id, int code, const char *message);
@@ -47,7 +63,8 @@ int mcp_send_error(struct mcp_server *s, json_object *id, int code, const char *
 /*
  * tools/call: check args against t's schema (on a violation: -EINVAL with the reason in
  * why), run the command, and put the CallToolResult object in *ret (also when the command
- * failed: isError). Tracks the sessions that create makes and destroy ends.
+ * failed: isError); -ECANCELED when the client cancelled it. Tracks the sessions that create
+ * makes and destroy ends.
  */
 int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args, json_object **ret,
                   char *why, size_t why_len);
@@ -66,6 +83,7 @@ struct mcp_run {
         int status;       /* waitpid status */
         bool cleanup;     /* the final destroy: not interrupted by signals */
         bool interrupted; /* stopped because the server is stopping */
+        bool cancelled;   /* stopped because the client cancelled the request */
 };
 
 /* Run r->argv; returns 0 when it ran (whatever its exit status) or -errno. */

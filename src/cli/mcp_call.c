@@ -410,7 +410,11 @@ int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args,
         }
         json_object *o = run.out_overflow ? NULL : parse_output(&out);
         if (o)
-                track(s, t, args, o);
+                track(s, t, args, o); /* also when cancelled: a create may have finished */
+        if (run.cancelled) {
+                json_object_put(o);
+                return -ECANCELED;
+        }
         if (run.out_overflow)
                 *ret = failure("Error: the output of %s is larger than %u MiB: ask for less "
                                "(a smaller max_output or limit, a narrower pattern or path)",

@@ -129,8 +129,12 @@ static int tools_call(struct mcp_server *s, json_object *id, json_object *params
                 return mcp_send_error(s, id, RPC_INVALID_PARAMS, "'arguments' must be an object");
         char why[512] = "";
         json_object *res = NULL;
+        s->current_id = id;
         int r = mcp_tool_call(s, t, args, &res, why, sizeof(why));
+        s->current_id = NULL;
         json_object_put(empty);
+        if (r == -ECANCELED)
+                return 0; /* the client no longer waits for it: no response */
         if (r == -EINVAL)
                 return mcp_send_error(s, id, RPC_INVALID_PARAMS, why);
         if (r < 0)
@@ -184,6 +188,19 @@ static json_object *parse_line(const char *line, size_t len)
         return o;
 }
 
+bool mcp_is_cancel_of(const char *line, size_t len, json_object *id)
+{
+        json_object *msg = parse_line(line, len), *method, *params, *rid;
+        bool yes = json_object_object_get_ex(msg, "method", &method) &&
+                   json_object_is_type(method, json_type_string) &&
+                   strcmp(json_object_get_string(method), "notifications/cancelled") == 0 &&
+                   json_object_object_get_ex(msg, "params", &params) &&
+                   json_object_object_get_ex(params, "requestId", &rid) &&
+                   json_object_equal(rid, id);
+        json_object_put(msg);
+        return yes;
+}
+
 static bool valid_id(json_object *id)
 {
         return json_object_is_type(id, json_type_string) || json_object_is_type(id, json_type_int);
@@ -218,8 +235,8 @@ int mcp_handle_line(struct mcp_server *s, const char *line, size_t len)
                 r = mcp_send_error(s, valid_id(id) ? id : NULL, RPC_INVALID_REQUEST,
                                    "invalid request: \"method\" must be a string");
         } else if (!has_id) {
-                /* notifications: initialized, cancelled (calls run one at a time, in order:
-                 * there is never one to cancel while this is read) */
+                /* notifications: initialized; cancelled, which mcp_spawn.c acts on while the
+                 * call runs (when it is read here, that call is over) */
         } else if (!valid_id(id)) {
                 r = mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
                                    "invalid request: \"id\" must be a string or an integer");

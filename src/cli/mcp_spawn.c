@@ -96,15 +96,31 @@ static int drain(struct sink *k)
         return 0;
 }
 
-/* A signal: stop the command, the server is going away. */
-static void stop(struct mcp_server *s, struct mcp_run *r, pid_t pid, uint64_t *deadline)
+/* Stop the command: SIGTERM now, SIGKILL after the grace time. */
+static void stop(pid_t pid, uint64_t *deadline)
 {
-        s->stopping = true;
-        r->interrupted = true;
         if (!*deadline) {
                 (void)kill(pid, SIGTERM);
                 *deadline = now_monotonic_ms() + KILL_GRACE_MS;
         }
+}
+
+/* Did the client cancel the request being served, in the lines of s->in not looked at yet?
+ * The lines stay in s->in, to be handled after the call; *scanned: where to look next. */
+static bool cancelled(struct mcp_server *s, size_t *scanned)
+{
+        struct buf *b = &s->in.pending;
+        bool yes = false;
+        while (*scanned < b->len) {
+                const char *p = b->data + *scanned;
+                const char *nl = memchr(p, '\n', b->len - *scanned);
+                if (!nl)
+                        break;
+                if (s->current_id && mcp_is_cancel_of(p, (size_t)(nl - p), s->current_id))
+                        yes = true;
+                *scanned += (size_t)(nl - p) + 1;
+        }
+        return yes;
 }
 
 /* The poll timeout until the deadline (-1: none); past it, SIGKILL once. */
@@ -125,28 +141,41 @@ static int wait_child(struct mcp_server *s, struct mcp_run *r, pid_t pid, struct
         _cleanup_close_ int pidfd = sys_pidfd_open(pid, 0);
         bool exited = false;
         uint64_t deadline = 0;
+        size_t scanned = s->in.handled;
         int rc = 0;
+        if (!r->cleanup && cancelled(s, &scanned)) { /* sent right behind the request */
+                r->cancelled = true;
+                stop(pid, &deadline);
+        }
         while (rc == 0 && !(k[0].eof && k[1].eof) && !exited) {
-                struct pollfd p[4] = {{k[0].eof ? -1 : k[0].fd, POLLIN, 0},
+                /* The client's input is read for cancellations, not beyond one message's
+                 * worth; its EOF does not stop the command: a client may close its end right
+                 * after its last request and still read the answer (MCP clients that want us
+                 * gone send SIGTERM next). The final clean-up is not interrupted. */
+                bool client = !r->cleanup && !s->in.eof && s->in.pending.len <= MCP_MAX_LINE;
+                struct pollfd p[5] = {{k[0].eof ? -1 : k[0].fd, POLLIN, 0},
                                       {k[1].eof ? -1 : k[1].fd, POLLIN, 0},
                                       {pidfd, POLLIN, 0},
-                                      {s->sigfd, POLLIN, 0}};
+                                      {r->cleanup ? -1 : s->sigfd, POLLIN, 0},
+                                      {client ? s->in_fd : -1, POLLIN, 0}};
                 int timeout = until_deadline(pid, &deadline);
-                /* The client's EOF is not watched here: a client may close its end right
-                 * after its last request and still read the answer; MCP clients that want
-                 * us gone send SIGTERM next. The final clean-up is not interrupted. */
-                nfds_t n = r->cleanup ? 3 : 4;
-                if (poll(p, n, timeout) < 0 && errno != EINTR)
+                if (poll(p, 5, timeout) < 0 && errno != EINTR)
                         return -errno;
                 for (int i = 0; i < 2 && rc == 0; i++)
                         if (p[i].revents)
                                 rc = drain(&k[i]);
                 if (p[2].revents)
                         exited = true;
-                if (n > 3 && (p[3].revents & POLLIN)) {
+                if (p[3].revents & POLLIN) {
                         struct signalfd_siginfo si;
                         (void)!read(s->sigfd, &si, sizeof(si));
-                        stop(s, r, pid, &deadline);
+                        s->stopping = r->interrupted = true;
+                        stop(pid, &deadline);
+                }
+                if (rc == 0 && p[4].revents && (rc = mcp_read_input(s)) == 0 &&
+                    cancelled(s, &scanned)) {
+                        r->cancelled = true;
+                        stop(pid, &deadline);
                 }
         }
         /* exited: what it wrote is in the pipes (a descendant may hold them open) */

@@ -215,6 +215,26 @@ const scenarios = {
     check(!alive, "the server has exited");
   },
 
+  // a request the client gives up on (AbortSignal: notifications/cancelled) stops its command
+  async cancel() {
+    const { client } = await connect();
+    const id = await createSession(client);
+    const ac = new AbortController();
+    const t0 = Date.now();
+    const pending = client.callTool({ name: "exec", arguments: { session: id, command: ["sleep", "60"] } },
+      undefined, { signal: ac.signal }).catch((e) => e);
+    await sleep(1000);
+    ac.abort("test");
+    const err = await pending;
+    check(err instanceof Error, "the aborted call rejects on the client side", String(err));
+    const res = await call(client, "exec", { session: id, command: ["sh", "-c", "ps -eo comm | grep -cx sleep"] });
+    check(res.structuredContent.output === "0\n", "the cancelled command no longer runs", res.structuredContent);
+    check(Date.now() - t0 < 15000, "and the next call was served at once", Date.now() - t0);
+    check(liveIds().includes(id), "the session itself is still there");
+    await call(client, "destroy", { session: id });
+    await client.close();
+  },
+
   // SIGTERM while a command runs: the command is stopped, the sessions destroyed
   async sigterm() {
     const { client, transport } = await connect();
