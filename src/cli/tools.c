@@ -43,11 +43,15 @@ struct spec {
 /*
  * Options that reach host files or weaken the sandbox are for the person who runs sbx
  * (sandbox.ini, SBX_*, `sbx mcp --config FILE`), never for a model: a model that could mount
- * ~/.ssh or share the host's network would not be sandboxed.
+ * ~/.ssh, share the host's network, or allow itself 10.0.0.0/8 through the proxy would not
+ * be sandboxed. Network access is the operator's decision ([network] in sandbox.ini).
  */
-static const char *const never_offered[] = {"--json",     "--config",      "--help",
-                                            "--mount",    "--rootfs",      "--old-file",
-                                            "--new-file", "--interactive", "--tty"};
+static const char *const never_offered[] = {
+    "--json",        "--config",     "--help",                   /* the server's own business */
+    "--mount",       "--rootfs",     "--old-file", "--new-file", /* host files */
+    "--net",         "--allow-host",                             /* the operator's choice */
+    "--interactive", "--tty",                                    /* no terminal for a model */
+};
 
 #define OPERAND_SESSION                                                                            \
         {                                                                                          \
@@ -58,7 +62,8 @@ static const char *const never_offered[] = {"--json",     "--config",      "--he
 static const struct spec specs[] = {
     {"create",
      "Create a new sandbox session: an isolated Linux environment (its own filesystem, "
-     "processes and hostname, no network by default, memory/CPU/process limits) where commands "
+     "processes and hostname, no network unless the operator allows it, memory/CPU/process limits) "
+     "where commands "
      "and file operations run without touching the host. Returns the session id (sb_ followed by "
      "16 characters) that every other tool takes as `session`, with ttl_seconds and expires_at. "
      "Files persist across calls in the same session; commands start in /workspace, which is "
@@ -72,10 +77,6 @@ static const struct spec specs[] = {
                 "0 means until destroyed. A duration: seconds, or with an s, m or h suffix."},
       {"--timeout", "The default time limit of each exec in this session (default 1800s). A "
                     "duration: seconds, or with an s, m or h suffix."},
-      {"--net",
-       "Network access: none (default, loopback only) or proxy (outbound HTTP(S) only "
-       "to the hosts in allow_host, through sbx's proxy).",
-       .choices = {"none", "proxy"}},
       {"--seccomp", "System call filter: default, or strict (an allow list).",
        .choices = {"default", "strict"}},
       {"--cpus",
@@ -86,9 +87,6 @@ static const struct spec specs[] = {
        .type = TOOL_STRING, .set_type = true, .pattern = "^([0-9]+|unlimited)$"},
       {"--nofile", "Open files per process (default 1024).", .minimum = 16},
       {"--env", "Environment variables of every command in the session, each as KEY=VALUE."},
-      {"--allow-host", "Hosts the session may reach through the proxy, each an exact name "
-                       "(pypi.org), *.suffix, name:port, or an IP address or CIDR. Implies net "
-                       "proxy."},
       {"--package", "Python packages to pip-install when the session is created, e.g. numpy."},
       {"--read-only", "Keep the base system read-only: only /workspace and /tmp are writable."},
       {"--workdir", "The absolute directory commands start in (default /workspace)."},

@@ -180,7 +180,8 @@ const scenarios = {
       [{ name: "read", arguments: { session: id } }, "a missing required argument"],
       [{ name: "read", arguments: { session: id, path: "a.txt", limit: "ten" } }, "a wrong type"],
       [{ name: "ls", arguments: { session: id, mount: "/:/host" } }, "an argument the tool does not have"],
-      [{ name: "create", arguments: { net: "host" } }, "a value outside the enum (net host)"],
+      [{ name: "create", arguments: { seccomp: "unconfined" } }, "a value outside the enum (seccomp unconfined)"],
+      [{ name: "create", arguments: { net: "host" } }, "an option a model is not offered (net)"],
       [{ name: "ls", arguments: { session: "../../etc" } }, "a session that is not an id or name"],
     ]) {
       let err;
