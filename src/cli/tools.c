@@ -63,11 +63,12 @@ static const struct spec specs[] = {
     {"create",
      "Create a new sandbox session: an isolated Linux environment (its own filesystem, "
      "processes and hostname, no network unless the operator allows it, memory/CPU/process "
-     "limits) where commands and file operations run without touching the host. Returns the session id (sb_ followed by "
-     "16 characters) that every other tool takes as `session`, with ttl_seconds and expires_at. "
-     "Files persist across calls in the same session; commands start in /workspace, which is "
-     "writable (so is /tmp). The session lives until destroy, or until its TTL (default 30m) "
-     "runs out without a connect to renew it. Destroy it when you are done.",
+     "limits) where commands and file operations run without touching the host. Returns the "
+     "session id (sb_ followed by 16 characters) that every other tool takes as `session`, "
+     "with ttl_seconds and expires_at. Files persist across calls in the same session; "
+     "commands start in /workspace, which is writable (so is /tmp). The session lives until "
+     "destroy, or until its TTL (default 30m) runs out without a connect to renew it. Destroy "
+     "it when you are done.",
      NULL,
      {{0}},
      {{"--name", "A name for the session, usable instead of its id (unique per user).",
