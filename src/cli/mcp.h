@@ -28,6 +28,8 @@
 #define MCP_MAX_DEPTH 64           /* JSON nesting */
 #define MCP_PROTOCOL_LATEST "2025-06-18"
 
+struct mcp_run;
+
 /* The client's bytes read and not yet handled. */
 struct mcp_reader {
         struct buf pending;
@@ -68,6 +70,18 @@ int mcp_send_error(struct mcp_server *s, json_object *id, int code, const char *
  */
 int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args, json_object **ret,
                   char *why, size_t why_len);
+
+/* The schema check of tools/call: 0, or -EINVAL with the reason in why. */
+int mcp_check_args(const struct tool *t, json_object *args, char *why, size_t n);
+/* The sbx command line for checked args (heap, NULL-terminated; NULL when out of memory);
+ * the inputs for fds 0, 3 and 4 are set in r (pointing into args). */
+char **mcp_command_line(const struct mcp_server *s, const struct tool *t, json_object *args,
+                        struct mcp_run *r);
+void mcp_argv_free(char **argv);
+static inline void mcp_argv_freep(char ***argv)
+{
+        mcp_argv_free(*argv);
+}
 
 /* Destroy every session created by this server (the end of the connection). */
 void mcp_destroy_sessions(struct mcp_server *s);

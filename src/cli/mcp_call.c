@@ -135,7 +135,7 @@ static bool value_ok(const struct tool_param *p, json_object *v, char *why, size
         return false;
 }
 
-static int check_args(const struct tool *t, json_object *args, char *why, size_t n)
+int mcp_check_args(const struct tool *t, json_object *args, char *why, size_t n)
 {
         json_object_object_foreach(args, key, val)
         {
@@ -223,6 +223,25 @@ static void build_argv(const struct mcp_server *s, const struct tool *t, json_ob
                         argv_add(a, "%s", json_object_get_string(v));
                 }
         }
+}
+
+char **mcp_command_line(const struct mcp_server *s, const struct tool *t, json_object *args,
+                        struct mcp_run *r)
+{
+        struct argv_b a = {0};
+        build_argv(s, t, args, &a, r);
+        if (a.oom) {
+                argv_b_free(&a);
+                return NULL;
+        }
+        return a.v;
+}
+
+void mcp_argv_free(char **argv)
+{
+        for (char **p = argv; p && *p; p++)
+                free(*p);
+        free(argv);
 }
 
 /* ---- the result ------------------------------------------------------------------------ */
@@ -393,15 +412,14 @@ static json_object *failure(const char *fmt, ...)
 int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args, json_object **ret,
                   char *why, size_t why_len)
 {
-        int r = check_args(t, args, why, why_len);
+        int r = mcp_check_args(t, args, why, why_len);
         if (r < 0)
                 return r;
-        _cleanup_(argv_b_free) struct argv_b a = {0};
         struct mcp_run run = {0};
-        build_argv(s, t, args, &a, &run);
-        if (a.oom)
+        _cleanup_(mcp_argv_freep) char **argv = mcp_command_line(s, t, args, &run);
+        if (!argv)
                 return -ENOMEM;
-        run.argv = a.v;
+        run.argv = argv;
         r = mcp_spawn(s, &run);
         _cleanup_buf_ struct buf out = run.out, err = run.err;
         if (r < 0) {

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The tool table (src/cli/tools.c) and how tools/call turns arguments into an sbx command line
+ * (src/cli/mcp_call.c): the schema check, and argv where no value can become an option.
+ */
+#include <json-c/json.h>
+#include <string.h>
+
+#include "cli/mcp.h"
+#include "cli/tools.h"
+#include "unit.h"
+
+/* argv joined with '|' */
+static const char *joined(char **argv, struct buf *b)
+{
+        b->len = 0;
+        buf_puts(b, "");
+        for (char **p = argv; p && *p; p++)
+                buf_printf(b, "%s%s", p == argv ? "" : "|", *p);
+        return b->data;
+}
+
+/* The command line of tool name for the JSON args, or the check's reason. */
+static const char *line_of(const char *name, const char *args_json, struct mcp_run *r,
+                           struct buf *b)
+{
+        static char why[256];
+        json_object *args = json_tokener_parse(args_json);
+        const struct tool *t = tool_find(name);
+        struct mcp_server s = {.config_file = NULL};
+        *r = (struct mcp_run){0};
+        const char *out;
+        if (!t || !args)
+                out = "bad test";
+        else if (mcp_check_args(t, args, why, sizeof(why)) < 0)
+                out = why;
+        else {
+                char **argv = mcp_command_line(&s, t, args, r);
+                out = joined(argv, b);
+                mcp_argv_free(argv);
+        }
+        /* inputs point into args: copy what the tests look at before it goes */
+        static char in0[64];
+        snprintf(in0, sizeof(in0), "%s", r->in[0] ? r->in[0] : "");
+        r->in[0] = r->in[0] ? in0 : NULL;
+        r->in[1] = r->in[2] = NULL;
+        json_object_put(args);
+        return out;
+}
+
+static void test_table(void)
+{
+        size_t n;
+        const struct tool *t = tools_all(&n);
+        CHECK(n == 10);
+        bool all_described = true, unique = true, options_have_flags = true;
+        for (size_t i = 0; i < n; i++) {
+                all_described &= strlen(t[i].description) > 100;
+                for (size_t k = 0; k < t[i].n_params; k++) {
+                        const struct tool_param *p = &t[i].params[k];
+                        all_described &= p->description && strlen(p->description) > 10;
+                        if (p->via == TOOL_VIA_OPTION)
+                                options_have_flags &= p->flag && strncmp(p->flag, "--", 2) == 0;
+                        for (size_t j = 0; j < k; j++)
+                                unique &= strcmp(p->name, t[i].params[j].name) != 0;
+                }
+        }
+        CHECK(all_described);
+        CHECK(unique);
+        CHECK(options_have_flags);
+        /* derived from the command table: types from the metavariables */
+        const struct tool *read = tool_find("read");
+        bool offset_int = false, binary_bool = false;
+        for (size_t k = 0; k < read->n_params; k++) {
+                offset_int |=
+                    !strcmp(read->params[k].name, "offset") && read->params[k].type == TOOL_INTEGER;
+                binary_bool |=
+                    !strcmp(read->params[k].name, "binary") && read->params[k].type == TOOL_BOOLEAN;
+        }
+        CHECK(offset_int);
+        CHECK(binary_bool);
+        CHECK(tool_find("run") == NULL);
+        _cleanup_buf_ struct buf b = {0};
+        tools_json(&b, "input_schema");
+        json_object *all = json_tokener_parse(b.data);
+        CHECK(all && json_object_array_length(all) == 10);
+        json_object_put(all);
+}
+
+static void test_argv(void)
+{
+        _cleanup_buf_ struct buf b = {0};
+        struct mcp_run r;
+        /* values are "--flag=VALUE", operands follow "--": nothing becomes an option */
+        CHECK_STR(line_of("exec",
+                          "{\"session\":\"w\",\"command\":[\"--help\",\"-x\"],"
+                          "\"timeout\":\"5s\",\"env\":[\"A=1\",\"B=--json\"]}",
+                          &r, &b),
+                  "sbx|exec|--json|--timeout=5s|--env=A=1|--env=B=--json|--|w|--|--help|-x");
+        CHECK_STR(line_of("read",
+                          "{\"path\":\"-x\",\"session\":\"w\",\"offset\":5,"
+                          "\"binary\":true}",
+                          &r, &b),
+                  "sbx|read|--json|--offset=5|--binary|--|w|-x");
+        CHECK_STR(line_of("read", "{\"path\":\"a\",\"session\":\"w\",\"binary\":false}", &r, &b),
+                  "sbx|read|--json|--|w|a");
+        /* large inputs travel on fds, never in argv */
+        CHECK_STR(
+            line_of("write", "{\"session\":\"w\",\"path\":\"p\",\"content\":\"--x\"}", &r, &b),
+            "sbx|write|--json|--|w|p|-");
+        CHECK_STR(r.in[0], "--x");
+        CHECK_STR(line_of("edit",
+                          "{\"session\":\"w\",\"path\":\"p\",\"old_string\":\"a\","
+                          "\"new_string\":\"b\",\"replace_all\":true}",
+                          &r, &b),
+                  "sbx|edit|--json|--old-file=/dev/fd/3|--new-file=/dev/fd/4|--replace-all|--|w|p");
+        CHECK_STR(line_of("create", "{}", &r, &b), "sbx|create|--json");
+        CHECK_STR(line_of("grep",
+                          "{\"session\":\"w\",\"pattern\":\"-e\",\"mode\":\"count\","
+                          "\"context\":2}",
+                          &r, &b),
+                  "sbx|grep|--json|--mode=count|--context=2|--|w|-e");
+}
+
+static void test_check(void)
+{
+        _cleanup_buf_ struct buf b = {0};
+        struct mcp_run r;
+        CHECK_STR(line_of("ls", "{}", &r, &b), "missing required argument 'session' for tool 'ls'");
+        CHECK_STR(line_of("ls", "{\"session\":\"w\",\"mount\":\"/:/h\"}", &r, &b),
+                  "unknown argument 'mount' for tool 'ls'");
+        CHECK_STR(line_of("ls", "{\"session\":\"../x\"}", &r, &b),
+                  "'session' must match ^(sb_[a-z0-9]{16}|[a-z0-9][a-z0-9_.-]{0,62})$");
+        CHECK_STR(line_of("read", "{\"session\":\"w\",\"path\":\"a\",\"limit\":0}", &r, &b),
+                  "'limit' must be an integer of at least 1");
+        CHECK_STR(line_of("read", "{\"session\":\"w\",\"path\":\"a\",\"offset\":1.5}", &r, &b),
+                  "'offset' must be an integer of at least 0");
+        CHECK_STR(line_of("exec", "{\"session\":\"w\",\"command\":[]}", &r, &b),
+                  "'command' must be an array of strings (at least one)");
+        CHECK_STR(line_of("exec", "{\"session\":\"w\",\"command\":[\"a\\u0000b\"]}", &r, &b),
+                  "'command' must not contain a NUL character");
+        CHECK_STR(line_of("create", "{\"seccomp\":\"unconfined\"}", &r, &b),
+                  "'seccomp' must be one of the values of its enum");
+        CHECK_STR(line_of("create", "{\"net\":\"host\"}", &r, &b),
+                  "unknown argument 'net' for tool 'create'");
+        CHECK_STR(line_of("destroy", "{\"session\":\"w\",\"force\":\"yes\"}", &r, &b),
+                  "'force' must be a boolean");
+}
+
+int main(void)
+{
+        test_table();
+        test_argv();
+        test_check();
+        return unit_done();
+}
