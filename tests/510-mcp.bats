@@ -15,7 +15,11 @@
 
 load helpers
 setup() { setup_sbx; }
-teardown() { teardown_sbx; }
+# a server a failed test left running in the background is killed before the leak check
+teardown() {
+        [ -z "${mcp_pid:-}" ] || kill -KILL "$mcp_pid" 2>/dev/null || true
+        teardown_sbx
+}
 
 # mcp LINE...: pipe the lines into `sbx mcp`; its answers (one JSON a line) in $output.
 mcp() {
@@ -167,7 +171,7 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
         local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/out pid hwm
         mkfifo "$fifo"
         timeout 60 "$SBX" mcp <"$fifo" >"$out" &
-        pid=$!
+        pid=$! mcp_pid=$!
         exec 7>"$fifo"
         # 5 MiB in one message, then 40 MiB without any newline, then a ping
         {
@@ -245,6 +249,39 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
         [ "$(jq -r .id <<<"$output" | xargs)" = "1 3 4" ] || fail "answers:" "$output"
         [ "$(answer 3 | jq -r .result.structuredContent.output)" = 0 ] ||
                 fail "the cancelled command still runs: $(answer 3)"
+}
+
+@test "mcp: a client that stops reading cannot keep SIGTERM from cleaning up" {
+        local fifo=$BATS_TEST_TMPDIR/out in=$BATS_TEST_TMPDIR/in pid i
+        mkfifo "$fifo" "$in"
+        exec 8<>"$fifo" # held open, never read: the server's writes fill the pipe
+        exec 9<>"$in"   # held open: no EOF, the client is still there
+        "$SBX" mcp <"$in" >"$fifo" &
+        pid=$! mcp_pid=$!
+        {
+                echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"name":"stuck"}}}'
+                for i in $(seq 2 40); do
+                        echo '{"jsonrpc":"2.0","id":'"$i"',"method":"tools/list"}'
+                done
+        } >&9
+        # the create happened, and the answers (12 KiB each) filled the pipe long ago
+        wait_until 20 _session_listed stuck || fail "the session was never created"
+        sleep 1
+        grep -q '^State:.*S' "/proc/$pid/status" || fail "sbx mcp is not waiting"
+        kill -TERM "$pid"
+        wait_until 5 _gone "$pid" || fail "sbx mcp did not exit within 5 s of SIGTERM"
+        wait "$pid" || fail "sbx mcp exited $? after SIGTERM"
+        exec 8<&- 9>&-
+        sbx_ok list --json
+        [ "$(json 'length')" = 0 ] || fail "sessions left: $output"
+}
+
+_session_listed() {
+        "$SBX" list --json | jq -e --arg n "$1" 'any(.[]; .name == $n)' >/dev/null
+}
+
+_gone() {
+        [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"
 }
 
 @test "mcp: --config reaches the commands; their warnings reach the model" {

@@ -150,7 +150,7 @@ int cmd_mcp(struct cli *cli, int argc, char **argv)
                                .out_fd = STDOUT_FILENO};
         r = serve(&s);
         mcp_destroy_sessions(&s);
-        if (r < 0 && r != -EPIPE) {
+        if (r < 0 && r != -EPIPE && !s.stopping) {
                 fprintf(stderr, "sbx: mcp: %s\n", strerror(-r));
                 return EXIT_SBX_FAILED;
         }

@@ -5,6 +5,8 @@
  * params); a command that fails is a successful response whose result has isError: true.
  * Notifications (no id) never get a response, not even an error.
  */
+#include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,6 +25,40 @@ enum {
 /* Newest first: the answer to an unknown version is the first. */
 static const char *const protocol_versions[] = {MCP_PROTOCOL_LATEST, "2025-03-26", "2024-11-05"};
 
+/*
+ * Write to the client without ever blocking on it: a client that stops reading must not keep
+ * the server from its SIGTERM (and the clean-up). Chunks of PIPE_BUF are written only when
+ * poll says the pipe has room for them, so the write cannot block; a signal ends it.
+ */
+static int write_out(struct mcp_server *s, const char *p, size_t n)
+{
+        while (n > 0) {
+                struct pollfd w[2] = {{s->out_fd, POLLOUT, 0}, {s->sigfd, POLLIN, 0}};
+                if (poll(w, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (w[1].revents & POLLIN) {
+                        s->stopping = true; /* the signal is read by whoever polls it next */
+                        return -EINTR;
+                }
+                if (w[0].revents & (POLLERR | POLLHUP) && !(w[0].revents & POLLOUT))
+                        return -EPIPE;
+                if (!(w[0].revents & POLLOUT))
+                        continue;
+                ssize_t k = write(s->out_fd, p, n < PIPE_BUF ? n : PIPE_BUF);
+                if (k < 0) {
+                        if (errno == EINTR || errno == EAGAIN)
+                                continue;
+                        return -errno;
+                }
+                p += k;
+                n -= (size_t)k;
+        }
+        return 0;
+}
+
 static int send_json(struct mcp_server *s, json_object *msg)
 {
         size_t len;
@@ -33,7 +69,7 @@ static int send_json(struct mcp_server *s, json_object *msg)
         _cleanup_buf_ struct buf b = {0};
         if (buf_append(&b, text, len) < 0 || buf_puts(&b, "\n") < 0)
                 return -ENOMEM;
-        return write_all(s->out_fd, b.data, b.len);
+        return write_out(s, b.data, b.len);
 }
 
 static json_object *envelope(json_object *id)
