@@ -387,7 +387,9 @@ static void track(struct mcp_server *s, const struct tool *t, json_object *args,
                 if ((v[s->n_sessions] = strdup(str_of(o, "id"))))
                         s->n_sessions++;
                 v[s->n_sessions] = NULL;
-        } else if (strcmp(t->name, "destroy") == 0 && str_of(args, "session")) {
+        } else if (strcmp(t->name, "destroy") == 0 && str_of(args, "session") &&
+                   !json_object_object_get_ex(o, "error", NULL)) {
+                /* by id; one destroyed by name stays listed: --force at the end is a no-op */
                 for (size_t i = 0; i < s->n_sessions; i++)
                         if (strcmp(s->sessions[i], str_of(args, "session")) == 0) {
                                 free(s->sessions[i]);
