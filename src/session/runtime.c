@@ -105,7 +105,8 @@ int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID
         } else {
                 /* Neither an id nor a name: rejected before it touches the filesystem. */
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                "no such session: '%s' is not a valid session id or name",
+                                "no such session: '%s' is not a session id (sb_ and 16 "
+                                "characters) or name ([a-z0-9][a-z0-9_.-]{0,62}): see 'sbx list'",
                                 id_or_name);
         }
 
