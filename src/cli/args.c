@@ -84,9 +84,6 @@ static int refuse_unimplemented(const struct sbx_config *c, struct sbx_error *e)
         if (c->setup)
                 return sbx_unsupported(e, 0,
                                        "[sandbox] setup is not implemented yet in this sbx build");
-        if (c->net == SBX_NET_PROXY)
-                return sbx_unsupported(e, 0, "--net proxy (and --allow-host) is not implemented "
-                                             "yet in this sbx build");
         return 0;
 }
 

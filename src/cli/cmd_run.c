@@ -5,6 +5,7 @@
 
 #include "../launch/cgroup.h"
 #include "../launch/launch.h"
+#include "../net/proxy.h"
 #include "args.h"
 
 static int run_in_new_session(const struct sbx_config *c, const struct exec_request *rq,
@@ -38,6 +39,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 cgroup_plan_release(&plan); /* by path: before joining the session */
         if (r == 0)
                 r = session_spawn(c, &cg, &p, e);
+        if (r == 0)
+                r = proxy_start(c, p.ns[NS_USER], p.ns[NS_NET], st.id, -1, &p.proxy, e);
         if (r == 0)
                 r = exec_join(p.ns, &st, rq, res, e);
         cgroup_session_kill(&cg);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
+#include "../net/proxy.h"
 #include "../session/state.h"
 #include "../shared/buf.h"
 #include "../shared/error.h"
@@ -25,8 +26,10 @@ struct session_proc {
         pid_t pid;
         int pidfd;
         int ns[SESSION_NS_COUNT];
+        struct proxy_handle proxy; /* the egress proxy in proxy mode (net/proxy.h) */
 };
-#define SESSION_PROC_INIT {.pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}}
+#define SESSION_PROC_INIT                                                                          \
+        {.pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .proxy = PROXY_HANDLE_INIT}
 
 void session_ns_close(int ns[SESSION_NS_COUNT]);
 /* setns() into every namespace in ns (user first). */
@@ -41,7 +44,7 @@ struct cgroup_session;
  */
 int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
                   struct session_proc *out, struct sbx_error *e);
-/* SIGKILL the init (its whole pid namespace dies) and reap it. */
+/* SIGKILL the proxy and the init (its whole pid namespace dies) and reap them. */
 void session_kill(struct session_proc *p);
 
 /* Create a detached session: runtime entries, supervisor, init. Fills *st on success. */

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../net/proxy.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
@@ -109,6 +110,7 @@ static int idmapped_usr(const struct sbx_config *c, const struct session_proc *p
 
 void session_kill(struct session_proc *p)
 {
+        proxy_stop(&p->proxy);
         session_ns_close(p->ns);
         if (p->pidfd >= 0)
                 (void)sys_pidfd_send_signal(p->pidfd, SIGKILL);

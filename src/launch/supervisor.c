@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../net/proxy.h"
 #include "../session/runtime.h"
 #include "../shared/macros.h"
 #include "../shared/sync.h"
@@ -98,6 +99,9 @@ static int setup(struct supervisor *s, struct sbx_error *e)
                 return r;
         cgroup_session_to_state(&s->cg, &s->st);
         if ((r = session_spawn(s->cfg, &s->cg, &s->init, e)) < 0)
+                return r;
+        if ((r = proxy_start(s->cfg, s->init.ns[NS_USER], s->init.ns[NS_NET], s->st.id, -1,
+                             &s->init.proxy, e)) < 0)
                 return r;
         if ((r = listen_ctl(s, e)) < 0)
                 return r;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../net/proxy.h"
 #include "../shared/buf.h"
 #include "../shared/util.h"
 
@@ -304,5 +305,18 @@ char **session_env_build(const struct sbx_config *c)
             "LANG=C.UTF-8",
             NULL,
         };
-        return env_merge(builtin, c->env);
+        /* proxy mode: every tool that honours the usual variables goes through the proxy */
+        static char *const proxied[] = {
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME=/workspace",
+            "LANG=C.UTF-8",
+            "HTTP_PROXY=" PROXY_URL,
+            "HTTPS_PROXY=" PROXY_URL,
+            "http_proxy=" PROXY_URL,
+            "https_proxy=" PROXY_URL,
+            "NO_PROXY=localhost,127.0.0.1",
+            "no_proxy=localhost,127.0.0.1",
+            NULL,
+        };
+        return env_merge(c->net == SBX_NET_PROXY ? proxied : builtin, c->env);
 }
