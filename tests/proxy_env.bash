@@ -21,8 +21,14 @@ proxy_env_up() {
         px_root=$dir/www
         px_cert=$dir/cert.pem
         px_hosts=$dir/hosts
-        local veth=vsbxpx$$
+        px_veth=vsbxpx$$
+        local veth=$px_veth
         mkdir -p "$px_root"
+        # another test network on the same subnet would take the traffic meant for this one
+        if ip -o addr show | grep -qF " $px_host_ip/"; then
+                echo "proxy_env_up: $px_host_ip is already in use here (a stale test network?)" >&2
+                return 1
+        fi
         # a fresh namespace: a stale one of a killed run is removed first
         ip netns del "$px_ns" 2>/dev/null || true
         ip netns add "$px_ns" &&
@@ -57,12 +63,13 @@ EOF
                 cat "$dir/servers.log" >&2
                 return 1
         }
-        export px_ns px_host_ip px_ip px_root px_cert px_hosts px_servers_pid
+        export px_ns px_veth px_host_ip px_ip px_root px_cert px_hosts px_servers_pid
 }
 
 proxy_env_down() {
         [ -n "${px_servers_pid:-}" ] && kill "$px_servers_pid" 2>/dev/null
         [ -n "${px_ns:-}" ] && ip netns del "$px_ns" 2>/dev/null
+        [ -n "${px_veth:-}" ] && ip link del "${px_veth}h" 2>/dev/null
         return 0
 }
 
