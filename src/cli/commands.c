@@ -115,6 +115,10 @@ const struct command sbx_commands[] = {
         {"list", cmd_list, "", "the caller's sessions",
          "  -q, --quiet             print only the ids\n" GLOBAL_OPTIONS,
          "  sbx list\n  sbx list --quiet\n  sbx list --json\n", "--quiet --json --config --help"},
+        {"log", cmd_log, "ID", "print a session's audit log (JSON Lines)", GLOBAL_OPTIONS,
+         "  sbx log work\n  sbx log work | jq -c 'select(.event == \"exec\")'\n"
+         "  sbx log --json sb_0123456789abcdef\n",
+         "--json --config --help"},
         {"check", cmd_check, "", "what this host supports, and what is missing", GLOBAL_OPTIONS,
          "  sbx check\n  sbx check --json\n", "--json --config --help"},
         {"help", cmd_help, "[COMMAND]", "show help for sbx or one command", GLOBAL_OPTIONS,

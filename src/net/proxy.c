@@ -21,9 +21,9 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "../session/audit.h"
 #include "../shared/buf.h"
 #include "../shared/macros.h"
 #include "../shared/util.h"
@@ -137,32 +137,23 @@ static void update_events(struct proxy *px, struct conn *c)
         set_mask(px, c, SIDE_UPSTREAM, uw);
 }
 
+/* One "net" record per connection that reached a verdict (docs/DESIGN.md, "Network egress"). */
 static void audit_conn(struct proxy *px, const struct conn *c)
 {
         if (px->audit_fd < 0 || !c->verdict)
                 return;
         _cleanup_buf_ struct buf b = {0};
-        char ts[32];
-        struct timespec now;
-        clock_gettime(CLOCK_REALTIME, &now);
-        struct tm tm;
-        gmtime_r(&now.tv_sec, &tm);
-        strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-        (void)buf_printf(&b, "{\"ts\":\"%s.%03ldZ\",\"session\":", ts, now.tv_nsec / 1000000);
-        (void)json_cstr(&b, px->session_id);
-        (void)buf_puts(&b, ",\"event\":\"net\",\"host\":");
-        (void)json_cstr(&b, c->host);
-        (void)buf_printf(&b, ",\"port\":%u,\"address\":", c->req.port);
-        (void)json_cstr(&b, c->addr_text[0] ? c->addr_text : NULL);
-        (void)buf_puts(&b, ",\"method\":");
-        (void)json_cstr(&b, c->req.method);
-        (void)buf_printf(&b, ",\"verdict\":\"%s\",\"reason\":", c->verdict);
-        (void)json_cstr(&b, c->reason[0] ? c->reason : NULL);
-        (void)buf_printf(&b, ",\"bytes_out\":%llu,\"bytes_in\":%llu,\"duration_ms\":%llu}\n",
-                         (unsigned long long)c->bytes_out, (unsigned long long)c->bytes_in,
-                         (unsigned long long)(now_monotonic_ms() - c->start_ms));
-        if (b.data)
-                (void)write_all(px->audit_fd, b.data, b.len);
+        audit_begin(&b, px->session_id, "net");
+        audit_str(&b, "host", c->host);
+        audit_int(&b, "port", c->req.port);
+        audit_str(&b, "address", c->addr_text[0] ? c->addr_text : NULL);
+        audit_str(&b, "method", c->req.method);
+        audit_str(&b, "verdict", c->verdict);
+        audit_str(&b, "reason", c->reason[0] ? c->reason : NULL);
+        audit_int(&b, "bytes_out", (int64_t)c->bytes_out);
+        audit_int(&b, "bytes_in", (int64_t)c->bytes_in);
+        audit_int(&b, "duration_ms", (int64_t)(now_monotonic_ms() - c->start_ms));
+        (void)audit_commit(px->audit_fd, &b);
 }
 
 static void conn_close(struct proxy *px, struct conn *c)
