@@ -276,6 +276,8 @@ tcp failed fast" ]
 @test "--net host reaches the test host directly, and warns" {
         new_session --net host
         grep -q -- "--net host" <<<"$stderr" || fail "no warning: $stderr"
+        sbx_ok log --json "$sid"
+        json '[.[] | select(.event == "warning" and (.message | contains("--net host")))] | length == 1'
         in_sbx 'env | grep -ci _proxy= || true'
         [ "$output" = 0 ]
         in_sbx "curl -sS --fail http://$px_ip/hello.txt"
@@ -351,4 +353,38 @@ time.sleep(120)
         # and the flooded session still ends on time
         wait_until 20 session_gone "$flooded" || fail "$flooded still listed: $output"
         [ $((SECONDS - t0)) -le 20 ] || fail "the TTL of 12s ended the session after $((SECONDS - t0))s"
+}
+
+# net_records: the "net" records of session $sid's audit log, one JSON object a line.
+net_records() {
+        sbx_ok log --json "$sid" || return 1
+        output=$(jq -c '.[] | select(.event == "net")' <<<"$output")
+}
+
+net_records_at_least() {
+        net_records && [ "$(grep -c . <<<"$output")" -ge "$1" ]
+}
+
+@test "every allowed and denied connection is an audit record with address, bytes, duration, verdict" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        in_sbx 'curl -sS --fail -o /dev/null http://web.sbx.test/1m.bin &&
+                curl -sS --fail -k -o /dev/null https://web.sbx.test/hello.txt &&
+                curl -sS -o /dev/null http://other.sbx.test/ &&
+                curl -sS -o /dev/null --noproxy "" -x http://127.0.0.1:3128 http://169.254.169.254/'
+        wait_until 10 net_records_at_least 4 || fail "net records: $output"
+        local all=$output
+        # the plain download: GET, every byte of the 1 MiB file came in, a little went out
+        output=$(jq -c 'select(.host == "web.sbx.test" and .port == 80)' <<<"$all")
+        json '.method == "GET" and .verdict == "allowed" and .address == "'"$px_ip"'"'
+        json '.bytes_in > 1048576 and .bytes_in < 1050000 and .bytes_out > 50 and .bytes_out < 1000'
+        json '.duration_ms >= 0 and .reason == null and .session == "'"$sid"'"'
+        # the tunnel: CONNECT, TLS bytes both ways (the certificate alone is > 1 KiB)
+        output=$(jq -c 'select(.host == "web.sbx.test" and .port == 443)' <<<"$all")
+        json '.method == "CONNECT" and .verdict == "allowed" and .bytes_in > 1000 and .bytes_out > 100'
+        # the refusals: no address for the name outside the list (it was never resolved)
+        output=$(jq -c 'select(.host == "other.sbx.test")' <<<"$all")
+        json '.verdict == "denied" and .address == null and .bytes_in == 0 and .bytes_out == 0'
+        json '.reason | contains("not in this session'"'"'s allow list")'
+        output=$(jq -c 'select(.host == "169.254.169.254")' <<<"$all")
+        json '.verdict == "denied" and .port == 80'
 }
