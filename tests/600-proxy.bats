@@ -12,9 +12,13 @@ load proxy_env
 
 setup_file() {
         [ "$(id -u)" -eq 0 ] || return 0
+        setup_users
         proxy_env_up "$BATS_FILE_TMPDIR/env"
 }
-teardown_file() { proxy_env_down; }
+teardown_file() {
+        proxy_env_down
+        teardown_users
+}
 
 setup() {
         [ "$(id -u)" -eq 0 ] || skip "the test hosts need root (ip netns, veth, mount --bind)"
@@ -387,4 +391,22 @@ net_records_at_least() {
         json '.reason | contains("not in this session'"'"'s allow list")'
         output=$(jq -c 'select(.host == "169.254.169.254")' <<<"$all")
         json '.verdict == "denied" and .port == 80'
+}
+
+@test "an unprivileged user's session gets the proxy too" {
+        setup_sbx_user
+        user_sbx_expect 0 run --allow-host "$px_ip" -- sh -c \
+                "curl -sS --fail http://$px_ip/hello.txt; curl -sS -o /dev/null -w '%{http_code}' http://$px_host_ip/"
+        [ "${lines[0]}" = "hello from the test host" ]
+        [ "${lines[1]}" = 403 ]
+        user_sbx_expect 0 create --allow-host "$px_ip:80"
+        local usid=$output
+        user_sbx_expect 0 exec "$usid" curl -sS --fail "http://$px_ip/hello.txt"
+        [ "$output" = "hello from the test host" ]
+        user_sbx_expect 0 destroy "$usid"
+}
+
+@test "sbx check reports the proxy" {
+        sbx_try check --json
+        json '.features[] | select(.name == "proxy") | .available and (.detail | contains("127.0.0.1:3128"))'
 }

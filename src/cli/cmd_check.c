@@ -8,6 +8,7 @@
 
 #include "../launch/cgroup.h"
 #include "../launch/launch.h"
+#include "../net/proxy.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
@@ -48,6 +49,17 @@ static void check_session(struct feature *f)
                  f->available ? "user, mount, pid, net, ipc, uts, cgroup namespaces; overlayfs "
                                 "/usr; tmpfs layer; /proc; devpts; pivot_root"
                               : (b.data ? b.data : "failed"));
+}
+
+/* --net proxy: the proxy's socket can be made in a new network namespace (net/proxy.h). */
+static void check_proxy(struct feature *f)
+{
+        f->available = proxy_check(f->detail, sizeof(f->detail)) == 0;
+        if (f->available)
+                snprintf(f->detail, sizeof(f->detail),
+                         "--net proxy: HTTP(S) proxy on 127.0.0.1:%d inside the session, served "
+                         "from the host",
+                         PROXY_PORT);
 }
 
 static void check_seccomp(struct feature *f, enum sbx_seccomp_profile p)
@@ -121,17 +133,18 @@ int cmd_check(struct cli *cli, int argc, char **argv)
         if (args_check_config(cli) < 0)
                 return cli_finish_error(cli, "check");
         struct feature fs[] = {
-                {"session", false, true, ""},       {"seccomp-default", false, true, ""},
-                {"seccomp-strict", false, false, ""}, {"pidfd", false, true, ""},
-                {"openat2", false, false, ""},      {"cgroup-memory", false, true, ""},
-                {"cgroup-pids", false, true, ""},   {"cgroup-cpu", false, true, ""},
-                {"cgroup-kill", false, false, ""},
+            {"session", false, true, ""},         {"seccomp-default", false, true, ""},
+            {"seccomp-strict", false, false, ""}, {"pidfd", false, true, ""},
+            {"openat2", false, false, ""},        {"cgroup-memory", false, true, ""},
+            {"cgroup-pids", false, true, ""},     {"cgroup-cpu", false, true, ""},
+            {"cgroup-kill", false, false, ""},    {"proxy", false, false, ""},
         };
         check_session(&fs[0]);
         check_seccomp(&fs[1], SBX_SECCOMP_DEFAULT);
         check_seccomp(&fs[2], SBX_SECCOMP_STRICT);
         check_syscalls(&fs[3], &fs[4]);
         check_cgroups(&fs[5]);
+        check_proxy(&fs[ARRAY_SIZE(fs) - 1]);
 
         bool ok = true;
         _cleanup_buf_ struct buf b = {0};
