@@ -133,11 +133,12 @@ int cmd_check(struct cli *cli, int argc, char **argv)
         if (args_check_config(cli) < 0)
                 return cli_finish_error(cli, "check");
         struct feature fs[] = {
-            {"session", false, true, ""},         {"seccomp-default", false, true, ""},
-            {"seccomp-strict", false, false, ""}, {"pidfd", false, true, ""},
-            {"openat2", false, false, ""},        {"cgroup-memory", false, true, ""},
-            {"cgroup-pids", false, true, ""},     {"cgroup-cpu", false, true, ""},
-            {"cgroup-kill", false, false, ""},    {"proxy", false, false, ""},
+                {"session", false, true, ""},       {"seccomp-default", false, true, ""},
+                {"seccomp-strict", false, false, ""}, {"pidfd", false, true, ""},
+                {"openat2", false, false, ""},      {"cgroup-memory", false, true, ""},
+                {"cgroup-pids", false, true, ""},   {"cgroup-cpu", false, true, ""},
+                {"cgroup-kill", false, false, ""},
+                {"proxy", false, false, ""},
         };
         check_session(&fs[0]);
         check_seccomp(&fs[1], SBX_SECCOMP_DEFAULT);
