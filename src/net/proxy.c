@@ -497,6 +497,11 @@ static void client_event(struct proxy *px, struct conn *c, uint32_t ev)
                         on_head(px, c);
                         return;
                 }
+                if (has_data(&c->up) && (r = drain(c->ufd, &c->up, &c->bytes_out)) < 0 &&
+                    r != -EAGAIN) {
+                        conn_close(px, c);
+                        return;
+                }
         }
         if (c->cmask & EPOLLOUT && ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
                 r = drain(c->cfd, &c->down, NULL);
@@ -551,6 +556,13 @@ static void upstream_event(struct proxy *px, struct conn *c, uint32_t ev)
                 }
                 c->bytes_in += c->down.end - before;
                 c->last_ms = now_monotonic_ms();
+                /* pass it on now: usually the client's socket has room, and waiting for
+                 * EPOLLOUT would cost a round of the loop and two epoll_ctl calls */
+                if (has_data(&c->down) && (r = drain(c->cfd, &c->down, NULL)) < 0 &&
+                    r != -EAGAIN) {
+                        conn_close(px, c);
+                        return;
+                }
         }
         if (c->umask & EPOLLOUT && ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
                 r = drain(c->ufd, &c->up, &c->bytes_out);

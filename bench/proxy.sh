@@ -1,0 +1,128 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# The egress proxy (issue 7) against the same traffic without it, to the test hosts of
+# tests/proxy_env.bash (a netns behind a veth pair, python servers):
+#   throughput   a 100 MB download with curl: inside a --net proxy session (through the
+#                proxy) vs on the host (direct); median of RUNS (target: within 10%)
+#   latency      per request, new connection each time (connect, GET of a 25-byte file,
+#                read the response): inside the session through the proxy vs on the host
+#                direct, same python client, median of 500 (target: < 1 ms added)
+#   tunnel RTT   one 64-byte echo over an open CONNECT tunnel vs over a direct connection,
+#                median of 2000
+#
+#   bench/proxy.sh [RUNS]     (default 5; root: it makes a network namespace)
+#
+# Writes bench/results/proxy.md.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+[ "$(id -u)" -eq 0 ] || {
+        echo "bench/proxy.sh: run as root (it makes a network namespace and a veth pair)" >&2
+        exit 1
+}
+runs=${1:-5}
+sbx=$PWD/build/sbx
+out=bench/results
+mkdir -p "$out"
+export SBX_SRC=$PWD SBX_RUNTIME_DIR
+SBX_RUNTIME_DIR=$(mktemp -d /tmp/sbx-bench-rt.XXXXXX)
+work=$(mktemp -d /tmp/sbx-bench-proxy.XXXXXX)
+px_subnet=10.231.9
+# shellcheck source=../tests/proxy_env.bash
+source tests/proxy_env.bash
+sid=
+cleanup() {
+        [ -z "$sid" ] || "$sbx" destroy "$sid" >/dev/null 2>&1 || true
+        proxy_env_down
+        rm -rf "$work" "$SBX_RUNTIME_DIR"
+}
+trap cleanup EXIT
+proxy_env_up "$work"
+head -c 100000000 /dev/zero >"$px_root/100m.bin"
+
+sid=$(in_test_hosts "$sbx" create --allow-host web.sbx.test --allow-host "$px_ip" --ttl 30m)
+in_sbx() { "$sbx" exec "$sid" "$@"; }
+
+median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+# curl's speed_download is bytes/s
+speed() {
+        local i
+        for i in $(seq "$runs"); do
+                "$@" curl -sS -o /dev/null -w '%{speed_download}\n' "$url"
+        done | median
+}
+url=http://web.sbx.test/100m.bin
+proxied=$(speed in_sbx)
+url=http://$px_ip/100m.bin
+direct=$(speed env --)
+
+# latency: a python client, the same inside (through the proxy) and on the host (direct)
+client='
+import socket, sys, time
+mode, host, ip, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+def get():
+    if mode == "proxy":
+        s = socket.create_connection(("127.0.0.1", 3128))
+        s.sendall(f"GET http://{host}/hello.txt HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+    else:
+        s = socket.create_connection((ip, 80))
+        s.sendall(f"GET /hello.txt HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n".encode())
+    data = b""
+    while b"hello from the test host" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    s.close()
+def rtt(s):
+    s.sendall(b"x" * 64)
+    got = 0
+    while got < 64:
+        got += len(s.recv(64 - got))
+ts = []
+for _ in range(n):
+    t = time.perf_counter(); get(); ts.append(time.perf_counter() - t)
+ts.sort()
+print("get", ts[len(ts) // 2] * 1e3)
+if mode == "proxy":
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(f"CONNECT {host}:7 HTTP/1.1\r\n\r\n".encode())
+    head = b""
+    while b"\r\n\r\n" not in head:
+        head += s.recv(1)
+else:
+    s = socket.create_connection((ip, 7))
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+ts = []
+for _ in range(n * 4):
+    t = time.perf_counter(); rtt(s); ts.append(time.perf_counter() - t)
+ts.sort()
+print("rtt", ts[len(ts) // 2] * 1e3)
+'
+"$sbx" destroy "$sid" >/dev/null
+sid=$(in_test_hosts "$sbx" create --allow-host web.sbx.test:80 --allow-host web.sbx.test:7 \
+        --allow-host "$px_ip" --ttl 30m)
+p_lat=$(in_sbx python3 -c "$client" proxy web.sbx.test "$px_ip" 500)
+d_lat=$(python3 -c "$client" direct web.sbx.test "$px_ip" 500)
+
+# Python here, not awk: awk's printf cannot be trusted with locales, python's can.
+python3 - "$proxied" "$direct" "$p_lat" "$d_lat" "$runs" >"$out/proxy.md" <<'EOF'
+import sys
+proxied, direct = float(sys.argv[1]), float(sys.argv[2])
+p = dict(l.split() for l in sys.argv[3].splitlines())
+d = dict(l.split() for l in sys.argv[4].splitlines())
+runs = sys.argv[5]
+mb = lambda v: v / 1e6
+print("# Egress proxy: throughput and latency (bench/proxy.sh)\n")
+print("| measure | through the proxy | direct on the host | difference |")
+print("|---|---|---|---|")
+print(f"| 100 MB download, MB/s (median of {runs}) | {mb(proxied):.0f} | {mb(direct):.0f} | "
+      f"{(proxied / direct - 1) * 100:+.1f}% |")
+gp, gd = float(p["get"]), float(d["get"])
+print(f"| HTTP GET, new connection, ms (median of 500) | {gp:.3f} | {gd:.3f} | "
+      f"{gp - gd:+.3f} ms |")
+rp, rd = float(p["rtt"]), float(d["rtt"])
+print(f"| 64-byte echo over an open connection, ms (median of 2000) | {rp:.3f} | {rd:.3f} | "
+      f"{rp - rd:+.3f} ms |")
+EOF
+cat "$out/proxy.md"
