@@ -45,10 +45,22 @@ enum { TAG_LISTEN, TAG_RESOLVER, TAG_TIMER, TAG_STOP };
 enum { SIDE_CLIENT, SIDE_UPSTREAM };
 enum conn_state { CS_FREE, CS_HEAD, CS_RESOLVE, CS_CONNECT, CS_RELAY, CS_REPLY };
 
+/*
+ * One direction's bytes in flight, at most BUF_SIZE of them. Until the connection relays, a
+ * buffer in memory (the request head, an error reply); while it relays, a pipe that
+ * splice(2) moves the bytes through without copying them into the proxy.
+ */
 struct pbuf {
-        char *data; /* BUF_SIZE bytes */
+        char *data; /* memory mode: BUF_SIZE bytes */
         size_t start, end;
+        int pipe[2];   /* relay mode: read and write ends; -1 in memory mode */
+        size_t queued; /* relay mode: bytes in the pipe */
+        bool full;     /* relay mode: the pipe took nothing more, until it is drained */
 };
+#define PBUF_INIT                                                                                  \
+        {                                                                                          \
+                .pipe = { -1, -1 }                                                                 \
+        }
 
 struct conn {
         enum conn_state state;
@@ -99,12 +111,39 @@ static void set_mask(struct proxy *px, struct conn *c, int side, uint32_t want)
 
 static bool has_data(const struct pbuf *b)
 {
-        return b->data && b->end > b->start;
+        return b->pipe[0] >= 0 ? b->queued > 0 : b->data && b->end > b->start;
 }
 
 static bool has_room(const struct pbuf *b)
 {
-        return b->data && b->end < BUF_SIZE;
+        return b->pipe[0] >= 0 ? !b->full : b->data && b->end < BUF_SIZE;
+}
+
+static void pbuf_free(struct pbuf *b)
+{
+        free(b->data);
+        closep(&b->pipe[0]);
+        closep(&b->pipe[1]);
+        *b = (struct pbuf)PBUF_INIT;
+}
+
+/* Memory mode to relay mode: what is buffered goes into the new pipe first. */
+static int pbuf_to_pipe(struct pbuf *b)
+{
+        if (pipe2(b->pipe, O_NONBLOCK | O_CLOEXEC) < 0) {
+                b->pipe[0] = b->pipe[1] = -1;
+                return -errno;
+        }
+        (void)fcntl(b->pipe[1], F_SETPIPE_SZ, BUF_SIZE);
+        size_t n = b->data ? b->end - b->start : 0;
+        /* at most BUF_SIZE bytes into an empty pipe of BUF_SIZE: all or an error */
+        if (n > 0 && write(b->pipe[1], b->data + b->start, n) != (ssize_t)n)
+                return -EIO;
+        b->queued = n;
+        free(b->data);
+        b->data = NULL;
+        b->start = b->end = 0;
+        return 0;
 }
 
 static void update_events(struct proxy *px, struct conn *c)
@@ -163,10 +202,11 @@ static void conn_close(struct proxy *px, struct conn *c)
         set_mask(px, c, SIDE_UPSTREAM, 0);
         closep(&c->cfd);
         closep(&c->ufd);
-        free(c->up.data);
-        free(c->down.data);
+        pbuf_free(&c->up);
+        pbuf_free(&c->down);
         /* A lookup still running comes back with a generation that no longer matches. */
-        *c = (struct conn){.state = CS_FREE, .cfd = -1, .ufd = -1};
+        *c = (struct conn){
+            .state = CS_FREE, .cfd = -1, .ufd = -1, .up = PBUF_INIT, .down = PBUF_INIT};
 }
 
 static int ensure_down(struct conn *c)
@@ -227,16 +267,20 @@ static void connected(struct proxy *px, struct conn *c)
         static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
         int one = 1;
         (void)setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        if (ensure_down(c) < 0) {
-                conn_close(px, c);
+        if (ensure_down(c) < 0 || pbuf_to_pipe(&c->up) < 0 || pbuf_to_pipe(&c->down) < 0) {
+                fail(px, c, 503, "Service Unavailable", "sbx: the proxy is out of resources\n");
                 return;
         }
         c->state = CS_RELAY;
         c->verdict = "allowed";
         c->last_ms = now_monotonic_ms();
         if (c->req.connect) {
-                memcpy(c->down.data, established, sizeof(established) - 1);
-                c->down.end = sizeof(established) - 1;
+                if (write(c->down.pipe[1], established, sizeof(established) - 1) !=
+                    sizeof(established) - 1) {
+                        conn_close(px, c);
+                        return;
+                }
+                c->down.queued = sizeof(established) - 1;
         }
         update_events(px, c);
 }
@@ -433,25 +477,51 @@ static void on_head(struct proxy *px, struct conn *c)
         judge(px, c);
 }
 
-/* Read from fd into b; 1 progress, 0 EOF, -EAGAIN nothing now, other -errno an error. */
-static int fill(int fd, struct pbuf *b)
+/* Read from fd into b; 1 progress, 0 EOF, -EAGAIN nothing now, other -errno an error.
+ * count (may be NULL) grows by the bytes read. */
+static int fill(int fd, struct pbuf *b, uint64_t *count)
 {
-        ssize_t n = RETRY_EINTR(recv(fd, b->data + b->end, BUF_SIZE - b->end, 0));
+        ssize_t n;
+        if (b->pipe[0] >= 0) {
+                n = RETRY_EINTR(splice(fd, NULL, b->pipe[1], NULL, BUF_SIZE,
+                                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK));
+                /* EAGAIN with bytes queued may be a full pipe: wait for a drain (a spurious
+                 * wake-up costs nothing, a full pipe would spin the loop) */
+                if (n < 0 && errno == EAGAIN && b->queued > 0)
+                        b->full = true;
+        } else {
+                n = RETRY_EINTR(recv(fd, b->data + b->end, BUF_SIZE - b->end, 0));
+        }
         if (n < 0)
                 return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-        b->end += (size_t)n;
+        if (b->pipe[0] >= 0)
+                b->queued += (size_t)n;
+        else
+                b->end += (size_t)n;
+        if (count)
+                *count += (uint64_t)n;
         return n > 0 ? 1 : 0;
 }
 
 /* Write from b to fd; 1 progress, -EAGAIN nothing now, other -errno an error. */
 static int drain(int fd, struct pbuf *b, uint64_t *count)
 {
-        ssize_t n = RETRY_EINTR(send(fd, b->data + b->start, b->end - b->start, MSG_NOSIGNAL));
+        ssize_t n;
+        if (b->pipe[0] >= 0)
+                n = RETRY_EINTR(splice(b->pipe[0], NULL, fd, NULL, b->queued,
+                                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK));
+        else
+                n = RETRY_EINTR(send(fd, b->data + b->start, b->end - b->start, MSG_NOSIGNAL));
         if (n < 0)
                 return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-        b->start += (size_t)n;
         if (count)
                 *count += (uint64_t)n;
+        if (b->pipe[0] >= 0) {
+                b->queued -= (size_t)n;
+                b->full = false;
+                return 1;
+        }
+        b->start += (size_t)n;
         if (b->start == b->end)
                 b->start = b->end = 0;
         else if (b->start > BUF_SIZE / 2) { /* keep room to read into */
@@ -481,7 +551,7 @@ static void client_event(struct proxy *px, struct conn *c, uint32_t ev)
 {
         int r;
         if (c->cmask & EPOLLIN && ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                r = fill(c->cfd, &c->up);
+                r = fill(c->cfd, &c->up, NULL);
                 if (r == 0 && c->state == CS_HEAD) {
                         conn_close(px, c); /* gone before asking anything */
                         return;
@@ -546,20 +616,17 @@ static void upstream_event(struct proxy *px, struct conn *c, uint32_t ev)
                 return;
         }
         if (c->umask & EPOLLIN && ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                size_t before = c->down.end;
-                r = fill(c->ufd, &c->down);
+                r = fill(c->ufd, &c->down, &c->bytes_in);
                 if (r == 0)
                         c->u_eof = true;
                 else if (r < 0 && r != -EAGAIN) {
                         conn_close(px, c);
                         return;
                 }
-                c->bytes_in += c->down.end - before;
                 c->last_ms = now_monotonic_ms();
                 /* pass it on now: usually the client's socket has room, and waiting for
                  * EPOLLOUT would cost a round of the loop and two epoll_ctl calls */
-                if (has_data(&c->down) && (r = drain(c->cfd, &c->down, NULL)) < 0 &&
-                    r != -EAGAIN) {
+                if (has_data(&c->down) && (r = drain(c->cfd, &c->down, NULL)) < 0 && r != -EAGAIN) {
                         conn_close(px, c);
                         return;
                 }
@@ -721,12 +788,13 @@ static int proxy_setup(struct proxy *px)
             loop_add(px->epfd, px->stop_fd, TAG_STOP) < 0)
                 return -errno;
         for (size_t i = 0; i < PROXY_MAX_CONNS; i++)
-                px->conns[i] = (struct conn){.state = CS_FREE, .cfd = -1, .ufd = -1};
-        /* two fds per connection and a few of our own */
+                px->conns[i] = (struct conn){
+                    .state = CS_FREE, .cfd = -1, .ufd = -1, .up = PBUF_INIT, .down = PBUF_INIT};
+        /* six fds per connection (two sockets, two pipes) and a few of our own */
         struct rlimit rl;
-        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 2 * PROXY_MAX_CONNS + 64) {
-                rl.rlim_cur =
-                    rl.rlim_max < 2 * PROXY_MAX_CONNS + 64 ? rl.rlim_max : 2 * PROXY_MAX_CONNS + 64;
+        const rlim_t want = 6 * PROXY_MAX_CONNS + 64;
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < want) {
+                rl.rlim_cur = rl.rlim_max < want ? rl.rlim_max : want;
                 (void)setrlimit(RLIMIT_NOFILE, &rl);
         }
         return 0;
