@@ -190,6 +190,28 @@ print(s.recv(100).decode())
 "'
         [ "${lines[0]}" = "HTTP/1.1 200 Connection established" ]
         [ "${lines[1]}" = "ping through the tunnel" ]
+        # 8 MiB both ways at once, then a half-close: every byte comes back, in order
+        in_sbx 'python3 -c "
+import hashlib, os, socket, threading
+s = socket.create_connection((\"127.0.0.1\", 3128), timeout=30)
+s.sendall(b\"CONNECT web.sbx.test:7 HTTP/1.1\r\n\r\n\")
+head = b\"\"
+while b\"\r\n\r\n\" not in head:
+    head += s.recv(1)
+data = os.urandom(8 << 20)
+def send():
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+threading.Thread(target=send).start()
+got = bytearray()
+while True:
+    chunk = s.recv(1 << 16)
+    if not chunk:
+        break
+    got += chunk
+print(len(got), hashlib.sha256(got).digest() == hashlib.sha256(data).digest())
+"'
+        [ "$output" = "8388608 True" ]
 }
 
 @test "pip installs from a local package index through the proxy, and fails when it is not allowed" {
