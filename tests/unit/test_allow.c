@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* src/net/allow.c: the egress allow list of proxy-mode sessions. */
+#include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -154,8 +155,51 @@ static void test_addresses(void)
         allow_list_free(&l);
 }
 
+/* Every form the config layer accepts (tests/unit/test_config.c) parses into the rule meant. */
+static void test_config_forms(void)
+{
+        struct {
+                const char *entry;
+                enum allow_kind kind;
+                uint16_t port;
+                unsigned prefix;
+        } forms[] = {
+            {"a.com:65535", ALLOW_NAME, 65535, 0},
+            {"[::1]:443", ALLOW_CIDR, 443, 128},
+            {"::1", ALLOW_CIDR, 0, 128},
+            {"fd00::/8", ALLOW_CIDR, 0, 8},
+            {"[fd00::/8]:443", ALLOW_CIDR, 443, 8},
+            {"[::1]", ALLOW_CIDR, 0, 128},
+            {"1.2.3.4", ALLOW_CIDR, 0, 32},
+            {"1.2.3.4:80", ALLOW_CIDR, 80, 32},
+            {"0.0.0.0/0", ALLOW_CIDR, 0, 0},
+            {"localhost", ALLOW_NAME, 0, 0},
+            {"*.co.uk", ALLOW_SUFFIX, 0, 0},
+            {"10.0.0.0/8:443", ALLOW_CIDR, 443, 8},
+            {"::ffff:10.0.0.0/104", ALLOW_CIDR, 0, 8},
+        };
+        for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+                char *e[] = {(char *)forms[i].entry, NULL};
+                struct allow_list l = list(e);
+                bool ok = l.n == 1 && l.rules[0].kind == forms[i].kind &&
+                          l.rules[0].port == forms[i].port &&
+                          (forms[i].kind != ALLOW_CIDR || l.rules[0].prefix == forms[i].prefix);
+                CHECK(ok);
+                if (!ok)
+                        printf("# %s\n", forms[i].entry);
+                allow_list_free(&l);
+        }
+        char *ml[] = {"::ffff:10.0.0.0/104", NULL};
+        struct allow_list l = list(ml);
+        CHECK(addr_ok(&l, "10.200.0.1", 80, false)); /* a mapped rule is its IPv4 rule */
+        allow_list_free(&l);
+        char *bad[] = {"[::1", NULL};
+        CHECK(allow_list_parse(bad, &l) == -EINVAL);
+}
+
 int main(void)
 {
+        test_config_forms();
         test_names();
         test_normalize();
         test_special();
