@@ -35,7 +35,8 @@
 #define PIPE_SIZE (256 * 1024) /* relaying: per direction (64 KiB for 100 MB/s less)      */
 #define MAX_ADDRS 8
 #define MAX_RESOLVERS 16
-/* Deadlines (ms) of each state, counted from the connection's last progress. */
+/* Deadlines (ms) of each state, counted from the connection's last progress (the head:
+ * from the connection's start). */
 #define HEAD_TIMEOUT_MS 30000
 #define RESOLVE_TIMEOUT_MS 30000
 #define CONNECT_TIMEOUT_MS 15000
@@ -746,8 +747,8 @@ static void sweep(struct proxy *px)
                 struct conn *c = &px->conns[i];
                 uint64_t idle = now - c->last_ms;
                 switch (c->state) {
-                case CS_HEAD:
-                        if (idle > HEAD_TIMEOUT_MS)
+                case CS_HEAD: /* the whole head in time, however slowly it trickles in */
+                        if (now - c->start_ms > HEAD_TIMEOUT_MS)
                                 conn_close(px, c);
                         break;
                 case CS_RESOLVE:
