@@ -36,6 +36,12 @@ px_session() {
         sid=$output
 }
 
+# sbx_succeeds ARGS...: sbx ARGS... exits 0 (for wait_until; sbx_try itself always returns 0).
+sbx_succeeds() {
+        sbx_try "$@"
+        [ "$status" -eq 0 ]
+}
+
 # session_gone ID: `sbx list` no longer shows session ID.
 session_gone() {
         sbx_try list
@@ -364,7 +370,7 @@ conns = [socket.create_connection((\"127.0.0.1\", 3128)) for _ in range(1000)]
 print(\"holding\", len(conns), flush=True)
 time.sleep(120)
 " >/tmp/flood.log 2>&1 &'
-        wait_until 20 sbx_try exec "$flooded" grep -q "holding 1000" /tmp/flood.log ||
+        wait_until 20 sbx_succeeds exec "$flooded" grep -q "holding 1000" /tmp/flood.log ||
                 fail "the flood did not start: $(sbx_try exec "$flooded" cat /tmp/flood.log; echo "$output")"
         # the flooded proxy is at its cap: one more request is refused at once, not queued
         sid=$flooded
@@ -431,4 +437,37 @@ net_records_at_least() {
 @test "sbx check reports the proxy" {
         sbx_try check --json
         json '.features[] | select(.name == "proxy") | .available and (.detail | contains("127.0.0.1:3128"))'
+}
+
+@test "idle and trickling connections are cut off after the head deadline, which frees their slots" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip" --nofile 4096
+        # every slot taken: 255 silent connections and one that sends a byte every 2 s
+        in_sbx 'python3 -c "
+import socket, time
+idle = [socket.create_connection((\"127.0.0.1\", 3128)) for _ in range(255)]
+slow = socket.create_connection((\"127.0.0.1\", 3128))
+print(\"holding\", flush=True)
+start = time.monotonic()
+try:
+    for c in b\"GET http://web.sbx.test/hello.txt HTTP/1.1\r\n\" * 100:
+        slow.send(bytes([c]))
+        time.sleep(2)
+        if time.monotonic() - start > 60:
+            break
+except OSError:
+    pass
+print(\"trickler cut off after\", round(time.monotonic() - start), flush=True)
+time.sleep(60)
+" >/tmp/hold.log 2>&1 &'
+        wait_until 20 sbx_succeeds exec "$sid" grep -q holding /tmp/hold.log
+        in_sbx 'curl -sS -m 5 -o /dev/null -w "%{http_code}" http://web.sbx.test/hello.txt || true'
+        [ "$output" = 503 ]
+        # 30 s after their accept, all of them are closed, the trickler too
+        wait_until 45 sbx_succeeds exec "$sid" grep -q "trickler cut off" /tmp/hold.log
+        sbx_ok exec "$sid" cat /tmp/hold.log
+        local after
+        after=$(sed -n 's/^trickler cut off after \([0-9]*\)$/\1/p' <<<"$output")
+        [ -n "$after" ] && [ "$after" -ge 28 ] && [ "$after" -le 36 ] || fail "$output"
+        in_sbx 'curl -sS -m 5 --fail http://web.sbx.test/hello.txt'
+        [ "$output" = "hello from the test host" ]
 }
