@@ -3,10 +3,12 @@
 # The egress proxy (issue 7) against the same traffic without it, to the test hosts of
 # tests/proxy_env.bash (a netns behind a veth pair, python servers):
 #   throughput   a 100 MB download with curl: inside a --net proxy session (through the
-#                proxy) vs on the host (direct); median of RUNS (target: within 10%)
+#                proxy) vs on the host (direct), and vs a --net host session (the same
+#                sandbox, no proxy); median of RUNS, the three interleaved (target: within
+#                10% of the host)
 #   latency      per request, new connection each time (connect, GET of a 25-byte file,
-#                read the response): inside the session through the proxy vs on the host
-#                direct, same python client, median of 500 (target: < 1 ms added)
+#                read the response), same python client in the three places, median of 500
+#                (target: < 1 ms added)
 #   tunnel RTT   one 64-byte echo over an open CONNECT tunnel vs over a direct connection,
 #                median of 2000
 #
@@ -19,7 +21,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
         echo "bench/proxy.sh: run as root (it makes a network namespace and a veth pair)" >&2
         exit 1
 }
-runs=${1:-5}
+runs=${1:-9}
 sbx=$PWD/build/sbx
 out=bench/results
 mkdir -p "$out"
@@ -29,9 +31,10 @@ work=$(mktemp -d /tmp/sbx-bench-proxy.XXXXXX)
 px_subnet=10.231.9
 # shellcheck source=../tests/proxy_env.bash
 source tests/proxy_env.bash
-sid=
+sid= hsid=
 cleanup() {
         [ -z "$sid" ] || "$sbx" destroy "$sid" >/dev/null 2>&1 || true
+        [ -z "$hsid" ] || "$sbx" destroy "$hsid" >/dev/null 2>&1 || true
         proxy_env_down
         rm -rf "$work" "$SBX_RUNTIME_DIR"
 }
@@ -39,22 +42,26 @@ trap cleanup EXIT
 proxy_env_up "$work"
 head -c 100000000 /dev/zero >"$px_root/100m.bin"
 
-sid=$(in_test_hosts "$sbx" create --allow-host web.sbx.test --allow-host "$px_ip" --ttl 30m)
+sid=$(in_test_hosts "$sbx" create --allow-host web.sbx.test --allow-host web.sbx.test:7 \
+        --allow-host "$px_ip" --ttl 30m)
+hsid=$("$sbx" create --net host --ttl 30m 2>/dev/null)
 in_sbx() { "$sbx" exec "$sid" "$@"; }
+in_host_sbx() { "$sbx" exec "$hsid" "$@"; }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
-# curl's speed_download is bytes/s
-speed() {
-        local i
-        for i in $(seq "$runs"); do
-                "$@" curl -sS -o /dev/null -w '%{speed_download}\n' "$url"
-        done | median
-}
-url=http://web.sbx.test/100m.bin
-proxied=$(speed in_sbx)
-url=http://$px_ip/100m.bin
-direct=$(speed env --)
+# curl's speed_download is bytes/s; the three kinds take turns, so load on this (shared)
+# machine that comes and goes hits each of them alike
+dl() { "$@" curl -sS -o /dev/null -w '%{speed_download}\n' "$url"; }
+: >"$work/proxied" && : >"$work/direct" && : >"$work/hostsbx"
+for i in $(seq "$runs"); do
+        url=http://web.sbx.test/100m.bin dl in_sbx >>"$work/proxied"
+        url=http://$px_ip/100m.bin dl env -- >>"$work/direct"
+        url=http://$px_ip/100m.bin dl in_host_sbx >>"$work/hostsbx"
+done
+proxied=$(median <"$work/proxied")
+direct=$(median <"$work/direct")
+hostsbx=$(median <"$work/hostsbx")
 
 # latency: a python client, the same inside (through the proxy) and on the host (direct)
 client='
@@ -99,30 +106,28 @@ for _ in range(n * 4):
 ts.sort()
 print("rtt", ts[len(ts) // 2] * 1e3)
 '
-"$sbx" destroy "$sid" >/dev/null
-sid=$(in_test_hosts "$sbx" create --allow-host web.sbx.test:80 --allow-host web.sbx.test:7 \
-        --allow-host "$px_ip" --ttl 30m)
 p_lat=$(in_sbx python3 -c "$client" proxy web.sbx.test "$px_ip" 500)
 d_lat=$(python3 -c "$client" direct web.sbx.test "$px_ip" 500)
+h_lat=$(in_host_sbx python3 -c "$client" direct web.sbx.test "$px_ip" 500)
 
 # Python here, not awk: awk's printf cannot be trusted with locales, python's can.
-python3 - "$proxied" "$direct" "$p_lat" "$d_lat" "$runs" >"$out/proxy.md" <<'EOF'
+python3 - "$proxied" "$direct" "$hostsbx" "$p_lat" "$d_lat" "$h_lat" "$runs" \
+        >"$out/proxy.md" <<'EOF'
 import sys
-proxied, direct = float(sys.argv[1]), float(sys.argv[2])
-p = dict(l.split() for l in sys.argv[3].splitlines())
-d = dict(l.split() for l in sys.argv[4].splitlines())
-runs = sys.argv[5]
+proxied, direct, hostsbx = (float(v) for v in sys.argv[1:4])
+p, d, h = (dict(l.split() for l in v.splitlines()) for v in sys.argv[4:7])
+runs = sys.argv[7]
 mb = lambda v: v / 1e6
+pct = lambda a, b: f"{(a / b - 1) * 100:+.1f}%"
 print("# Egress proxy: throughput and latency (bench/proxy.sh)\n")
-print("| measure | through the proxy | direct on the host | difference |")
-print("|---|---|---|---|")
+print("| measure | proxy session | host, direct | --net host session | proxy vs host | "
+      "proxy vs --net host session |")
+print("|---|---|---|---|---|---|")
 print(f"| 100 MB download, MB/s (median of {runs}) | {mb(proxied):.0f} | {mb(direct):.0f} | "
-      f"{(proxied / direct - 1) * 100:+.1f}% |")
-gp, gd = float(p["get"]), float(d["get"])
-print(f"| HTTP GET, new connection, ms (median of 500) | {gp:.3f} | {gd:.3f} | "
-      f"{gp - gd:+.3f} ms |")
-rp, rd = float(p["rtt"]), float(d["rtt"])
-print(f"| 64-byte echo over an open connection, ms (median of 2000) | {rp:.3f} | {rd:.3f} | "
-      f"{rp - rd:+.3f} ms |")
+      f"{mb(hostsbx):.0f} | {pct(proxied, direct)} | {pct(proxied, hostsbx)} |")
+for key, what in (("get", "HTTP GET, new connection, ms (median of 500)"),
+                  ("rtt", "64-byte echo on an open connection, ms (median of 2000)")):
+    a, b, c = float(p[key]), float(d[key]), float(h[key])
+    print(f"| {what} | {a:.3f} | {b:.3f} | {c:.3f} | {a - b:+.3f} ms | {a - c:+.3f} ms |")
 EOF
 cat "$out/proxy.md"
