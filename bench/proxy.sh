@@ -12,7 +12,8 @@
 #   tunnel RTT   one 64-byte echo over an open CONNECT tunnel vs over a direct connection,
 #                median of 2000
 #
-#   bench/proxy.sh [RUNS]     (default 5; root: it makes a network namespace)
+#   bench/proxy.sh [RUNS]     (default 15; root: it makes a network namespace)
+#   SBX_BENCH_MB=1000 bench/proxy.sh    a larger download (default 100 MB)
 #
 # Writes bench/results/proxy.md.
 set -euo pipefail
@@ -21,7 +22,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
         echo "bench/proxy.sh: run as root (it makes a network namespace and a veth pair)" >&2
         exit 1
 }
-runs=${1:-9}
+runs=${1:-15}
 sbx=$PWD/build/sbx
 out=bench/results
 mkdir -p "$out"
@@ -40,7 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 proxy_env_up "$work"
-head -c 100000000 /dev/zero >"$px_root/100m.bin"
+mb=${SBX_BENCH_MB:-100}
+head -c $((mb * 1000000)) /dev/zero >"$px_root/big.bin"
 
 sid=$(in_test_hosts "$sbx" create --allow-host web.sbx.test --allow-host web.sbx.test:7 \
         --allow-host "$px_ip" --ttl 30m)
@@ -53,12 +55,18 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 # curl's speed_download is bytes/s; the three kinds take turns, so load on this (shared)
 # machine that comes and goes hits each of them alike
 dl() { "$@" curl -sS -o /dev/null -w '%{speed_download}\n' "$url"; }
+# one untimed round first: page cache, the sessions' first exec, TCP buffer autotuning
+url=http://web.sbx.test/big.bin dl in_sbx >/dev/null
+url=http://$px_ip/big.bin dl in_host_sbx >/dev/null
 : >"$work/proxied" && : >"$work/direct" && : >"$work/hostsbx"
 for i in $(seq "$runs"); do
-        url=http://web.sbx.test/100m.bin dl in_sbx >>"$work/proxied"
-        url=http://$px_ip/100m.bin dl env -- >>"$work/direct"
-        url=http://$px_ip/100m.bin dl in_host_sbx >>"$work/hostsbx"
+        url=http://web.sbx.test/big.bin dl in_sbx >>"$work/proxied"
+        url=http://$px_ip/big.bin dl env -- >>"$work/direct"
+        url=http://$px_ip/big.bin dl in_host_sbx >>"$work/hostsbx"
 done
+mbs() { awk '{ printf "%d ", $1 / 1e6 }' "$1"; }
+echo "each run, MB/s: proxy session: $(mbs "$work/proxied")| host: $(mbs "$work/direct")|" \
+        "--net host session: $(mbs "$work/hostsbx")" >&2
 proxied=$(median <"$work/proxied")
 direct=$(median <"$work/direct")
 hostsbx=$(median <"$work/hostsbx")
@@ -111,19 +119,19 @@ d_lat=$(python3 -c "$client" direct web.sbx.test "$px_ip" 500)
 h_lat=$(in_host_sbx python3 -c "$client" direct web.sbx.test "$px_ip" 500)
 
 # Python here, not awk: awk's printf cannot be trusted with locales, python's can.
-python3 - "$proxied" "$direct" "$hostsbx" "$p_lat" "$d_lat" "$h_lat" "$runs" \
+python3 - "$proxied" "$direct" "$hostsbx" "$p_lat" "$d_lat" "$h_lat" "$runs" "$mb" \
         >"$out/proxy.md" <<'EOF'
 import sys
 proxied, direct, hostsbx = (float(v) for v in sys.argv[1:4])
 p, d, h = (dict(l.split() for l in v.splitlines()) for v in sys.argv[4:7])
-runs = sys.argv[7]
+runs, size = sys.argv[7], sys.argv[8]
 mb = lambda v: v / 1e6
 pct = lambda a, b: f"{(a / b - 1) * 100:+.1f}%"
 print("# Egress proxy: throughput and latency (bench/proxy.sh)\n")
 print("| measure | proxy session | host, direct | --net host session | proxy vs host | "
       "proxy vs --net host session |")
 print("|---|---|---|---|---|---|")
-print(f"| 100 MB download, MB/s (median of {runs}) | {mb(proxied):.0f} | {mb(direct):.0f} | "
+print(f"| {size} MB download, MB/s (median of {runs}) | {mb(proxied):.0f} | {mb(direct):.0f} | "
       f"{mb(hostsbx):.0f} | {pct(proxied, direct)} | {pct(proxied, hostsbx)} |")
 for key, what in (("get", "HTTP GET, new connection, ms (median of 500)"),
                   ("rtt", "64-byte echo on an open connection, ms (median of 2000)")):
