@@ -7,7 +7,7 @@
 # process fork bomb and the bash fork bomb at --pids 32, and one CPU spinner at --cpus 0.2;
 # tests/vm/run-v2.sh does those on cgroup v2. This file adds what they do not try: the
 # writable layer (/workspace, /tmp, the overlay upper) and /dev/shm filled in bytes and in
-# inodes, tmpfs pages against --memory, a thread bomb at the default --pids, every core
+# inodes, tmpfs pages and pipe buffers against --memory, a thread bomb at the default --pids, every core
 # spinning at --cpus 0.5, 1 GiB of output, and 10,000 open files against --nofile.
 # Each test prints what the workload achieved against what was asked ("# ..." lines).
 
@@ -176,6 +176,38 @@ for d in sys.argv[1:]:
         host_healthy
         sbx_ok exec "$sid" python3 -c 'print(len(bytearray(32 << 20)))'
         [ "$output" = 33554432 ]
+}
+
+@test "kernel memory: pipe buffers filled until the limit are charged to --memory" {
+        need_root
+        new_session --memory 64M --nofile 4096
+        local mem
+        mem=$(cg_dir memory)
+        # 1 MiB pipes filled without reading: kernel pages that no process maps
+        sbx_try exec --json "$sid" python3 -c 'import os, fcntl
+pipes = []
+while True:
+    r, w = os.pipe()
+    try:
+        fcntl.fcntl(w, 1031, 1 << 20)  # F_SETPIPE_SZ
+    except OSError:
+        pass
+    os.set_blocking(w, False)
+    try:
+        while True:
+            os.write(w, b"x" * 65536)
+    except BlockingIOError:
+        pass
+    pipes.append((r, w))'
+        # OOM-killed, or a write that fails with ENOMEM: either way the limit held
+        json '(.exit_code == 137 and .oom_killed == true) or
+              (.exit_code == 1 and (.output | test("Cannot allocate memory")))' >/dev/null ||
+                fail "exit $status: $output"
+        local peak
+        peak=$(cat "$mem/memory.max_usage_in_bytes" 2>/dev/null || cat "$mem/memory.peak")
+        echo "# pipe buffers at --memory 64M: exit $(json .exit_code), memory peak $peak of 67108864" >&3
+        [ "$peak" -le 67108864 ] || fail "memory peak $peak above the limit"
+        host_healthy
 }
 
 @test "thread bomb at the default --pids 256: thread creation fails, never more than 256 tasks" {
