@@ -175,3 +175,15 @@ mount_of() {
                 grep -q -- "$r" "$SBX_SRC/man/sbx.1.scd" || fail "the man page does not name $r"
         done
 }
+
+@test "--config FILE decides what is required too; a bad config is exit 2" {
+        printf '[limits]\nmemory = unlimited\n' >"$BATS_TEST_TMPDIR/sandbox.ini"
+        sbx_try check --json --config "$BATS_TEST_TMPDIR/sandbox.ini"
+        row cgroup-memory | jq -e '.required == false' >/dev/null || fail "$(row cgroup-memory)"
+        row cgroup-pids | jq -e '.required' >/dev/null || fail "$(row cgroup-pids)"
+        printf '[limits]\nmemory = lots\n' >"$BATS_TEST_TMPDIR/bad.ini"
+        sbx_expect 2 check --config "$BATS_TEST_TMPDIR/bad.ini"
+        [[ $stderr == *bad.ini* ]] || fail "$stderr"
+        sbx_expect 2 check --json --config "$BATS_TEST_TMPDIR/bad.ini"
+        json '.error.code == "usage"' >/dev/null || fail "$output"
+}

@@ -99,17 +99,6 @@ static void check_cgroups(const struct sbx_config *c, struct feature *f)
         snprintf(f[CG_NCTRL].detail, sizeof(f[CG_NCTRL].detail), "%s", kill.detail);
 }
 
-/* The configuration a default create would use (built-in defaults when it cannot load). */
-static void default_config(struct sbx_config *c)
-{
-        struct sbx_error e = {0};
-        config_init_defaults(c);
-        if (config_load(c, NULL, &e) < 0) {
-                config_free(c);
-                config_init_defaults(c);
-        }
-}
-
 static void print_json(struct buf *b, const struct feature *fs, size_t n, bool ok)
 {
         buf_puts(b, "{\"features\":[");
@@ -190,10 +179,14 @@ int cmd_check(struct cli *cli, int argc, char **argv)
                         return cli_finish_error(cli, "check");
                 }
         }
-        if (args_check_config(cli) < 0)
-                return cli_finish_error(cli, "check");
+        /* The configuration a default create would use decides what is required; a bad
+         * one is the same usage error (exit 2) that create would give. */
         struct sbx_config c;
-        default_config(&c);
+        config_init_defaults(&c);
+        if (config_load(&c, cli->config_file, &cli->err) < 0) {
+                config_free(&c);
+                return cli_finish_error(cli, "check");
+        }
         struct feature fs[16]; /* 12 rows + one per syscall ABI (at most 4) */
         struct arch_names an;
         size_t n = run_checks(&c, fs, ARRAY_SIZE(fs), &an);
