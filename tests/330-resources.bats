@@ -49,15 +49,16 @@ cg_dir() {
 # "key N" from a flat-keyed file.
 cg_key() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 
-# host_healthy: the host lost no lasting memory (512 MiB margin: other work runs here too;
-# the attacks below try to take 1 GiB or more) or disk space (256 MiB; the fills try 1 GiB
-# each), the session's supervisor and init live, and an exec in it works.
+# host_healthy: the host lost no lasting memory or disk space, the session's supervisor and
+# init live, and an exec in it works. The margins are wide (1 GiB of memory, 512 MiB of disk)
+# because other work shares this host (builds, VMs of 1 GiB); each test also checks its own
+# bound directly (bytes written, the cgroup's peak), which is what catches a limit that leaks.
 host_healthy() {
         local mem disk
         mem=$(mem_avail_kib) disk=$(disk_avail_kib)
-        [ "$mem" -gt $((mem_avail0 - 524288)) ] ||
+        [ "$mem" -gt $((mem_avail0 - 1048576)) ] ||
                 fail "host MemAvailable fell from $mem_avail0 to $mem KiB"
-        [ "$disk" -gt $((disk_avail0 - 262144)) ] ||
+        [ "$disk" -gt $((disk_avail0 - 524288)) ] ||
                 fail "host free disk fell from $disk_avail0 to $disk KiB"
         kill -0 "$(state_key supervisor_pid)" || fail "the supervisor died"
         kill -0 "$(state_key init_pid)" || fail "the session init died"
