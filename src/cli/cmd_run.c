@@ -6,6 +6,19 @@
 #include "../launch/cgroup.h"
 #include "../launch/launch.h"
 #include "args.h"
+#include "provision.h"
+
+struct run_target {
+        const int *ns;
+        const struct session_state *st;
+};
+
+static int run_target_exec(void *ctx, const struct exec_request *rq, struct exec_result *res,
+                           struct sbx_error *e)
+{
+        const struct run_target *t = ctx;
+        return exec_join(t->ns, t->st, rq, res, e);
+}
 
 static int run_in_new_session(const struct sbx_config *c, const struct exec_request *rq,
                               struct exec_result *res, struct sbx_error *e)
@@ -38,6 +51,9 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 cgroup_plan_release(&plan); /* by path: before joining the session */
         if (r == 0)
                 r = session_spawn(c, &cg, &p, e);
+        struct run_target t = {.ns = p.ns, .st = &st};
+        if (r == 0 && ((c->packages && c->packages[0]) || c->setup))
+                r = provision_session(c, run_target_exec, &t, NULL, e);
         if (r == 0)
                 r = exec_join(p.ns, &st, rq, res, e);
         cgroup_session_kill(&cg);
