@@ -443,7 +443,7 @@ static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
         if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
                 return invalid(e, source, "not a directory or a tar archive");
         struct archive_entry *en;
-        uint64_t budget = IMAGE_MAX_UNPACKED, entries = 0;
+        uint64_t budget = IMAGE_MAX_UNPACKED, logical = IMAGE_MAX_UNPACKED, entries = 0;
         int ar;
         *ret_layout = false;
         while ((ar = archive_read_next_header(a, &en)) != ARCHIVE_EOF) {
@@ -454,6 +454,14 @@ static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
                 if (++entries > IMAGE_MAX_ENTRIES)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
                                         "image too large: more than %u entries", IMAGE_MAX_ENTRIES);
+                /* the bound of the unpacking, already here: a plain tarball is read twice */
+                int64_t size = archive_entry_size(en);
+                if (size < 0 || (uint64_t)size > logical)
+                        return sbx_fail(e, EXIT_FAILED, "limit", 0,
+                                        "image too large: '%s' would unpack beyond %llu GiB "
+                                        "(the bound of one import)",
+                                        source, (unsigned long long)(IMAGE_MAX_UNPACKED >> 30));
+                logical -= (uint64_t)size;
                 const char *p = archive_entry_pathname(en);
                 while (p && p[0] == '.' && p[1] == '/')
                         p += 2;
