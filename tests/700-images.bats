@@ -261,6 +261,11 @@ EOF
         [[ $stderr == *"symlink"* ]] || fail "stderr: $stderr"
         [ ! -e "$pubdir/pwned" ] || fail "wrote through the symlink"
         store_is_empty
+        # a directory replaced by a symlink between two entries below it
+        hostile swap "add('d', kind=tarfile.DIRTYPE, mode=0o755); add('d/x', b'x'); add('d', kind=tarfile.SYMTYPE, link='$pubdir'); add('d/pwned3', b'x')"
+        sbx_expect 2 image import evil "$BATS_TEST_TMPDIR/swap.tar"
+        [ ! -e "$pubdir/pwned3" ] || fail "wrote through the swapped-in symlink"
+        store_is_empty
         # a relative symlink chain climbing out is refused the same way
         hostile symlink2 "add('up', kind=tarfile.SYMTYPE, link='../../../../../../..$pubdir'); add('up/pwned2', b'x')"
         sbx_expect 2 image import evil "$BATS_TEST_TMPDIR/symlink2.tar"
@@ -438,6 +443,7 @@ need_pip() {
 @test "user: import into the user's own store, run with whiteouts, rm" {
         setup_users
         setup_sbx_user
+        public_dir
         local home=$users_base/$test_user/$BATS_TEST_NUMBER/home
         user_sbx_expect 0 image import bb:v2 "$fx/oci"
         [ -d "$home/.local/share/sbx/layers" ] || fail "no store in the user's data dir"
@@ -446,6 +452,16 @@ need_pip() {
         [ "$output" = "$(printf '0\nhello\na new\nno-gone')" ] || fail "got '$output'"
         user_sbx_expect 0 run --image bb:v2 -- sh -c 'echo w > /data/a && cat /data/a'
         [ "$output" = w ] || fail "got '$output'"
+        # a 0555 directory (as Fedora's /usr/bin) is filled by the entries after it
+        python3 - "$pubdir/ro.tar" <<'EOF2'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    d = tarfile.TarInfo("ro"); d.type = tarfile.DIRTYPE; d.mode = 0o555; t.addfile(d)
+    f = tarfile.TarInfo("ro/f"); f.size = 3; t.addfile(f, io.BytesIO(b"ok\n"))
+EOF2
+        chmod 0644 "$pubdir/ro.tar"
+        user_sbx_expect 0 image import ro "$pubdir/ro.tar"
+        user_sbx_expect 0 image rm ro
         user_sbx_expect 0 image rm bb:v2
         [ -z "$(ls -A "$home/.local/share/sbx/layers")" ] || fail "layers left"
         teardown_users

@@ -64,6 +64,7 @@ struct unpacker {
         /* the last parent directory, reused while entries stay in it */
         char parent[PATH_MAX];
         int parentfd;
+        bool parent_stale;
 };
 
 static int bad_entry(struct unpacker *u, const char *path, const char *why)
@@ -132,8 +133,9 @@ static int open_dir_beneath(int rootfd, const char *path, bool create)
 
 static int get_parent(struct unpacker *u, const char *parent, const char *path, bool create)
 {
-        if (u->parentfd >= 0 && strcmp(u->parent, parent) == 0)
+        if (u->parentfd >= 0 && !u->parent_stale && strcmp(u->parent, parent) == 0)
                 return u->parentfd;
+        u->parent_stale = false;
         closep(&u->parentfd);
         int fd = open_dir_beneath(u->rootfd, parent, create);
         if (fd == -ELOOP || fd == -ENOTDIR)
@@ -239,8 +241,10 @@ static int unpack_dir(struct unpacker *u, struct archive_entry *en, int dirfd, c
                 return sbx_internal(u->e, errno, "failed to replace '%.200s' of %s", path, u->what);
         if (mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
                 return sbx_internal(u->e, errno, "failed to create '%.200s' of %s", path, u->what);
-        if (fchmodat(dirfd, name, safe_mode(archive_entry_perm(en), true), 0) < 0 ||
-            set_owner(u, dirfd, name, en) < 0)
+        /* Without root's DAC override a 0555 directory (Fedora's /usr/bin) could not be
+         * filled by the entries that follow it: a user's layers keep u+rwx on directories. */
+        mode_t mode = safe_mode(archive_entry_perm(en), true) | (u->chown ? 0 : 0700);
+        if (fchmodat(dirfd, name, mode, 0) < 0 || set_owner(u, dirfd, name, en) < 0)
                 return sbx_internal(u->e, errno, "failed to set up '%.200s' of %s", path, u->what);
         return 0;
 }
@@ -316,7 +320,8 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
         if (!path[0]) { /* the layer's root itself */
                 if (type != AE_IFDIR)
                         return bad_entry(u, raw, "replaces the root with a non-directory");
-                if (fchmod(u->rootfd, safe_mode(archive_entry_perm(en), true)) < 0)
+                if (fchmod(u->rootfd,
+                           safe_mode(archive_entry_perm(en), true) | (u->chown ? 0 : 0700)) < 0)
                         return sbx_internal(u->e, errno, "failed to set up the root of %s",
                                             u->what);
                 return 0;
@@ -329,6 +334,11 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
         if (dirfd < 0)
                 return dirfd;
 
+        /* An entry that is not a regular file may replace a directory that is cached as the
+         * parent: look parents up afresh after it (the cached fd never follows a symlink,
+         * but it may name a directory that is gone). */
+        if (type != AE_IFREG)
+                u->parent_stale = true;
         if (strncmp(name, WHITEOUT_PREFIX, strlen(WHITEOUT_PREFIX)) == 0)
                 return unpack_whiteout(u, dirfd, name, path);
         if (type == AE_IFDIR)
