@@ -153,6 +153,12 @@ layer_dirs() {
                 sbx_ok run --image "$img" -- cat /data/a
                 [ "$output" = hello ] || fail "$img: got '$output'"
         done
+        # DIR:REF picks the image tagged REF whatever the tag given to it here
+        sbx_ok image import mine:first "$fx/oci:v2"
+        sbx_ok run --image mine:first -- sh -c 'test -e /data/b || echo v2'
+        [ "$output" = v2 ] || fail "DIR:REF did not pick v2: $output"
+        sbx_expect 1 image import mine:second "$fx/oci"
+        [[ $stderr == *"several images"* ]] || fail "stderr: $stderr"
         # the same OCI image from the directory is the same image (same id, no new layer)
         local n
         n=$(layer_dirs)

@@ -31,6 +31,10 @@ struct unpack_budget {
 int layer_unpack(int blobfd, int destfd, const char *what, const char *expect,
                  char got[static DIGEST_HEX_LEN + 1], struct unpack_budget *b, struct sbx_error *e);
 
+/* An entry name relative to the layer: leading '/' and "./" and empty or "." components
+ * dropped ("" is the root); -EPERM for a ".." component, -ENAMETOOLONG. */
+int unpack_clean_path(const char *in, char *out, size_t n);
+
 /* ---- source.c: what an import source holds ---- */
 struct image_manifest {
         char id[DIGEST_HEX_LEN + 1]; /* image id: sha256 of the manifest (or the tarball) */

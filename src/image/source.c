@@ -506,6 +506,17 @@ int image_source_open(const char *source, const char *tag, int scratchfd, struct
 {
         *m = (struct image_manifest){0};
         _cleanup_close_ int fd = open(source, O_RDONLY | O_CLOEXEC);
+        /* "DIR:REF" (as skopeo writes oci:DIR:REF) picks the image tagged REF in DIR */
+        const char *colon = strrchr(source, ':');
+        _cleanup_free_ char *dir = NULL;
+        if (fd < 0 && errno == ENOENT && colon && colon[1] && !strchr(colon, '/') &&
+            (dir = strndup(source, (size_t)(colon - source)))) {
+                fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fd >= 0)
+                        tag = colon + 1;
+                else
+                        errno = ENOENT;
+        }
         if (fd < 0)
                 return sbx_fail(e, EXIT_FAILED, "not_found", errno,
                                 "failed to open image source '%s'", source);

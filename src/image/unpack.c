@@ -77,7 +77,7 @@ static int bad_entry(struct unpacker *u, const char *path, const char *why)
  * Normalise an entry name: leading '/' and "./" dropped (names are relative to the layer),
  * empty and "." components dropped; ".." or an over-long component refused. "" is the root.
  */
-static int clean_path(const char *in, char *out, size_t n)
+int unpack_clean_path(const char *in, char *out, size_t n)
 {
         size_t o = 0;
         const char *p = in;
@@ -253,7 +253,7 @@ static int unpack_hardlink(struct unpacker *u, struct archive_entry *en, int dir
                            const char *name, const char *path)
 {
         char target[PATH_MAX];
-        if (clean_path(archive_entry_hardlink(en), target, sizeof(target)) < 0 || !target[0])
+        if (unpack_clean_path(archive_entry_hardlink(en), target, sizeof(target)) < 0 || !target[0])
                 return bad_entry(u, path, "is a hard link outside the layer");
         char *slash = strrchr(target, '/');
         const char *tname = slash ? slash + 1 : target;
@@ -298,7 +298,7 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
         if (!raw)
                 return bad_entry(u, "?", "has no name");
         char path[PATH_MAX];
-        int r = clean_path(raw, path, sizeof(path));
+        int r = unpack_clean_path(raw, path, sizeof(path));
         if (r == -EPERM)
                 return bad_entry(u, raw, "contains '..'");
         if (r < 0)
