@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <nettle/sha2.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "image-internal.h"
 
@@ -15,27 +14,6 @@ static void to_hex(const uint8_t *d, char out[static DIGEST_HEX_LEN + 1])
                 out[2 * i + 1] = hex[d[i] & 15];
         }
         out[DIGEST_HEX_LEN] = '\0';
-}
-
-int digest_fd(int fd, char out[static DIGEST_HEX_LEN + 1])
-{
-        struct sha256_ctx ctx;
-        sha256_init(&ctx);
-        static _Thread_local uint8_t buf[1 << 16];
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0)
-                        break;
-                sha256_update(&ctx, (size_t)n, buf);
-        }
-        uint8_t d[SHA256_DIGEST_SIZE];
-        sha256_digest(&ctx, sizeof(d), d);
-        to_hex(d, out);
-        return 0;
 }
 
 int digest_mem(const void *p, size_t n, char out[static DIGEST_HEX_LEN + 1])

@@ -9,8 +9,6 @@
 #include "image.h"
 
 /* ---- digest.c: sha256 (nettle) ---- */
-/* sha256 of everything readable from fd (from its current offset) as lowercase hex. */
-int digest_fd(int fd, char out[static DIGEST_HEX_LEN + 1]);
 int digest_mem(const void *p, size_t n, char out[static DIGEST_HEX_LEN + 1]);
 bool digest_hex_valid(const char *s);
 /* "sha256:<hex>" -> hex; -EINVAL for another algorithm or a malformed digest. */

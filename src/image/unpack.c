@@ -182,13 +182,18 @@ static int set_owner(struct unpacker *u, int dirfd, const char *name, struct arc
         return 0;
 }
 
-static int write_data(struct unpacker *u, struct archive *a, int fd, const char *path)
+static int write_data(struct unpacker *u, struct archive *a, int fd, int64_t entry_size,
+                      const char *path)
 {
         const void *buf;
         size_t size;
         la_int64_t off;
         int r;
         while ((r = archive_read_data_block(a, &buf, &size, &off)) == ARCHIVE_OK) {
+                /* a sparse map must stay within the size that was counted against the bound */
+                if (off < 0 || (uint64_t)off > (uint64_t)entry_size ||
+                    size > (uint64_t)entry_size - (uint64_t)off)
+                        return bad_entry(u, path, "has data beyond its size");
                 const char *p = buf;
                 while (size) {
                         ssize_t n = pwrite(fd, p, size, off);
@@ -215,7 +220,7 @@ static int unpack_file(struct unpacker *u, struct archive *a, struct archive_ent
             openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return sbx_internal(u->e, errno, "failed to create '%.200s' of %s", path, u->what);
-        int r = write_data(u, a, fd, path);
+        int r = write_data(u, a, fd, archive_entry_size(en), path);
         if (r < 0)
                 return r;
         /* trailing holes of a sparse entry */
