@@ -133,6 +133,12 @@ layer_dirs() {
         printf '[sandbox]\nimage = bb:v1\n' >"$BATS_TEST_TMPDIR/i.ini"
         sbx_ok run --config "$BATS_TEST_TMPDIR/i.ini" -- cat /data/a
         [ "$output" = hello ] || fail "got '$output'"
+        # --read-only keeps the image's root read-only, /workspace writable
+        sbx_ok run --image bb:v1 --read-only -- sh -c 'echo x > /data/z 2>/dev/null && echo wrote; echo y > /workspace/y && echo ws'
+        [ "$output" = ws ] || fail "read-only image root: '$output'"
+        # nothing of the store is visible inside
+        sbx_ok run --image bb:v1 -- sh -c 'ls -a / | xargs; test -e /lower-img && echo store-visible; true'
+        [ "$output" = ". .. bin data dev etc gone opq proc tmp workspace" ] || fail "root: '$output'"
         # the host's /usr is not there: this is the image's root
         sbx_ok run --image bb:v1 -- sh -c 'test -e /usr/bin/python3 && echo host || echo image'
         [ "$output" = image ] || fail "got '$output'"
