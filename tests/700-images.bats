@@ -409,7 +409,8 @@ EOF
 }
 
 need_pip() {
-        python3 -m pip --version >/dev/null 2>&1 || skip "python3-pip is not installed (scripts/bootstrap)"
+        # the sessions run the host base's /usr/bin/python3, whatever python3 is first in PATH
+        /usr/bin/python3 -m pip --version >/dev/null 2>&1 || skip "python3-pip is not installed (scripts/bootstrap)"
 }
 
 @test "packages: --package and [sandbox] packages install from a mounted wheel dir before create returns" {
