@@ -477,5 +477,13 @@ EOF2
         user_sbx_expect 0 image rm ro
         user_sbx_expect 0 image rm bb:v2
         [ -z "$(ls -A "$home/.local/share/sbx/layers")" ] || fail "layers left"
+        # packages for a user's session on the host base (pip falls back to the user site)
+        if /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
+                mk_wheel "$pubdir/wheels"
+                user_sbx_expect 0 run --mount "$pubdir/wheels:/wheels:ro" --env PIP_NO_INDEX=1 \
+                        --env PIP_FIND_LINKS=/wheels --package sbxtiny -- \
+                        python3 -c 'import sbxtiny; print(sbxtiny.VALUE)'
+                [ "$output" = 42 ] || fail "user package: '$output'"
+        fi
         teardown_users
 }
