@@ -187,7 +187,8 @@ static int mount_image_base(const struct sbx_config *c, const struct rootfs_sour
                 opts[k++] = "lowerdir+";
                 opts[k++] = p;
         }
-        const char *tail[] = {"upperdir", "/upper/root", "workdir", "/work/root", "userxattr", NULL};
+        const char *tail[] = {"upperdir",   "/upper/root", "workdir",
+                              "/work/root", "userxattr",   NULL};
         for (size_t i = 0; i < ARRAY_SIZE(tail); i++)
                 opts[k++] = tail[i];
         opts[k++] = NULL;
