@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../image/image.h"
 #include "../launch/audit_create.h"
 #include "../shared/util.h"
 
@@ -81,13 +82,6 @@ int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, cons
  */
 static int refuse_unimplemented(const struct sbx_config *c, struct sbx_error *e)
 {
-        if (c->image)
-                return sbx_unsupported(e, 0, "--image is not implemented yet in this sbx build");
-        if (c->packages && c->packages[0])
-                return sbx_unsupported(e, 0, "--package is not implemented yet in this sbx build");
-        if (c->setup)
-                return sbx_unsupported(e, 0,
-                                       "[sandbox] setup is not implemented yet in this sbx build");
         if (c->net == SBX_NET_PROXY)
                 return sbx_unsupported(e, 0,
                                        "--net proxy (and --allow-host) is not implemented "
@@ -114,6 +108,8 @@ int args_build_config(struct cli *cli, const struct flag_list *fl, struct sbx_co
                 r = config_apply_flag(c, fl->items[i].flag, fl->items[i].value, &cli->err);
         if (r == 0)
                 r = refuse_unimplemented(c, &cli->err);
+        if (r == 0)
+                r = image_use(c, &cli->err); /* resolves --image, holds it for the session */
         return r;
 }
 

@@ -11,6 +11,19 @@
 #include "../session/audit.h"
 #include "../shared/macros.h"
 #include "args.h"
+#include "provision.h"
+
+struct run_target {
+        const int *ns;
+        const struct session_state *st;
+};
+
+static int run_target_exec(void *ctx, const struct exec_request *rq, struct exec_result *res,
+                           struct sbx_error *e)
+{
+        const struct run_target *t = ctx;
+        return exec_join(t->ns, t->st, rq, res, e);
+}
 
 /* With an [audit] dir, a `run` leaves a log like a session's (create, exec, end). */
 static int run_audit_open(const struct sbx_config *c, const struct cgroup_plan *plan,
@@ -64,6 +77,9 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         _cleanup_close_ int auditfd = -1;
         if (r == 0 && c->audit_dir)
                 r = run_audit_open(c, &plan, &st, p.pid, &auditfd, e);
+        struct run_target t = {.ns = p.ns, .st = &st};
+        if (r == 0 && ((c->packages && c->packages[0]) || c->setup))
+                r = provision_session(c, run_target_exec, &t, NULL, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
                 r = exec_join(p.ns, &st, rq, res, e);
