@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../image/image.h"
 #include "../launch/audit_create.h"
 #include "../shared/util.h"
 
@@ -74,23 +75,6 @@ int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, cons
         return 1;
 }
 
-/*
- * Features of later milestones: asking for them fails loudly (exit 4) instead of being
- * ignored. (--memory, --cpus and --pids are enforced with cgroups, launch/cgroup.c; where they
- * cannot be, create fails there with exit 4.)
- */
-static int refuse_unimplemented(const struct sbx_config *c, struct sbx_error *e)
-{
-        if (c->image)
-                return sbx_unsupported(e, 0, "--image is not implemented yet in this sbx build");
-        if (c->packages && c->packages[0])
-                return sbx_unsupported(e, 0, "--package is not implemented yet in this sbx build");
-        if (c->setup)
-                return sbx_unsupported(e, 0,
-                                       "[sandbox] setup is not implemented yet in this sbx build");
-        return 0;
-}
-
 int args_check_config(struct cli *cli)
 {
         if (!cli->config_file)
@@ -109,7 +93,7 @@ int args_build_config(struct cli *cli, const struct flag_list *fl, struct sbx_co
         for (size_t i = 0; r == 0 && i < fl->n; i++)
                 r = config_apply_flag(c, fl->items[i].flag, fl->items[i].value, &cli->err);
         if (r == 0)
-                r = refuse_unimplemented(c, &cli->err);
+                r = image_use(c, &cli->err); /* resolves --image, holds it for the session */
         return r;
 }
 

@@ -12,6 +12,19 @@
 #include "../session/audit.h"
 #include "../shared/macros.h"
 #include "args.h"
+#include "provision.h"
+
+struct run_target {
+        const int *ns;
+        const struct session_state *st;
+};
+
+static int run_target_exec(void *ctx, const struct exec_request *rq, struct exec_result *res,
+                           struct sbx_error *e)
+{
+        const struct run_target *t = ctx;
+        return exec_join(t->ns, t->st, rq, res, e);
+}
 
 /* With an [audit] dir, a `run` leaves a log like a session's (create, exec, end). */
 static int run_audit_open(const struct sbx_config *c, const struct cgroup_plan *plan,
@@ -67,6 +80,9 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 r = run_audit_open(c, &plan, &st, p.pid, &auditfd, e);
         if (r == 0)
                 r = proxy_start(c, p.ns[NS_USER], p.ns[NS_NET], st.id, auditfd, &p.proxy, e);
+        struct run_target t = {.ns = p.ns, .st = &st};
+        if (r == 0 && ((c->packages && c->packages[0]) || c->setup))
+                r = provision_session(c, run_target_exec, &t, NULL, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
                 r = exec_join(p.ns, &st, rq, res, e);

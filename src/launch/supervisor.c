@@ -307,7 +307,7 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         detach_stdio();
         /* Whatever the caller leaked stays with the caller (a pipe held open here would make
          * `$(sbx create)` or a test harness wait forever). */
-        int keep[] = {rtfd, sessfd, lockfd, report_fd};
+        int keep[] = {rtfd, sessfd, lockfd, report_fd, c->image_lock_fd /* image in use */};
         close_all_except(keep, ARRAY_SIZE(keep));
         (void)prctl(PR_SET_NAME, "sbx-supervisor");
         (void)lockfd; /* held open (and locked) for the whole life of this process */
