@@ -151,6 +151,24 @@ no_proxy=localhost,127.0.0.1" ]
         done
 }
 
+@test "of a name's addresses only the checked ones are used: loopback among them is skipped" {
+        # dual.sbx.test resolves to 127.0.0.1 and to the test host
+        _expect 0 "${in_hosts[@]}" getent ahostsv4 dual.sbx.test
+        grep -q '^127.0.0.1 ' <<<"$output" && grep -q "^$px_ip " <<<"$output" ||
+                fail "the host's resolver does not give both addresses: $output"
+        px_session --allow-host dual.sbx.test --allow-host "$px_ip"
+        http_code http://dual.sbx.test/hello.txt
+        [ "${lines[0]}" = 200 ] || fail "$output"
+        wait_until 10 net_records_at_least 1 || fail "no net record: $output"
+        json 'select(.host == "dual.sbx.test") | .address == "'"$px_ip"'" and .verdict == "allowed"'
+        sbx_ok destroy "$sid"
+        # without the test host's address allowed, neither address is used
+        px_session --allow-host dual.sbx.test
+        http_code http://dual.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+        grep -qF "'dual.sbx.test' resolves to" <<<"$output"
+}
+
 @test "wildcard rules match subdomains at any depth, not the domain itself" {
         px_session --allow-host '*.cdn.sbx.test' --allow-host "$px_ip"
         http_code http://a.cdn.sbx.test/hello.txt

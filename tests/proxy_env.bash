@@ -49,6 +49,8 @@ proxy_env_up() {
 $px_ip web.sbx.test pypi.sbx.test other.sbx.test cdn.sbx.test a.cdn.sbx.test b.a.cdn.sbx.test
 127.0.0.1 loop.sbx.test
 169.254.169.254 meta.sbx.test
+127.0.0.1 dual.sbx.test
+$px_ip dual.sbx.test
 EOF
         chmod 0644 "$px_hosts"
         ip netns exec "$px_ns" python3 "$SBX_SRC/tests/proxy_servers.py" "$px_root" "$px_cert" \
