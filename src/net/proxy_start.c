@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../sandbox/sandbox.h"
+#include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
@@ -81,8 +82,9 @@ static int make_listener(int userns_fd, int netns_fd, int *ret_fd, struct sbx_er
         return r;
 }
 
-/* The proxy parses what the sandbox sends: as root it gives up root first. It keeps only
- * what it needs: the listening socket, the audit log, and /dev/null as stdio. */
+/* The proxy parses what the sandbox sends: as root it gives up root first, and it runs under
+ * the default seccomp filter. It keeps only what it needs: the listening socket, the audit
+ * log, the stop pipe, and /dev/null as stdio. */
 static void proxy_child_setup(const struct proxy_params *pp, pid_t parent)
 {
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -102,6 +104,11 @@ static void proxy_child_setup(const struct proxy_params *pp, pid_t parent)
             prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 _exit(1);
         (void)prctl(PR_SET_NAME, "sbx-proxy");
+        /* The sandboxes' own default filter: no ptrace, bpf, mount, namespaces, keyrings,
+         * io_uring... for the one host process that reads what a sandbox sends. */
+        struct sbx_error e = {0};
+        if (seccomp_apply(SBX_SECCOMP_DEFAULT, &e) < 0)
+                _exit(1);
 }
 
 int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const char *session_id,
