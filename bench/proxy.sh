@@ -29,10 +29,11 @@ mkdir -p "$out"
 export SBX_SRC=$PWD SBX_RUNTIME_DIR
 SBX_RUNTIME_DIR=$(mktemp -d /tmp/sbx-bench-rt.XXXXXX)
 work=$(mktemp -d /tmp/sbx-bench-proxy.XXXXXX)
-px_subnet=10.231.9
-# shellcheck source=../tests/proxy_env.bash
+# a subnet of its own: the test suite's (10.231.7) may be up at the same time
+export px_subnet=10.231.9
+# shellcheck source=tests/proxy_env.bash
 source tests/proxy_env.bash
-sid= hsid=
+sid='' hsid=''
 cleanup() {
         [ -z "$sid" ] || "$sbx" destroy "$sid" >/dev/null 2>&1 || true
         [ -z "$hsid" ] || "$sbx" destroy "$hsid" >/dev/null 2>&1 || true
