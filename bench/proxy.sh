@@ -14,6 +14,9 @@
 #
 #   bench/proxy.sh [RUNS]     (default 15; root: it makes a network namespace)
 #   SBX_BENCH_MB=1000 bench/proxy.sh    a larger download (default 100 MB)
+#   SBX_BENCH_RATE=1gbit bench/proxy.sh  shape the test link (tc tbf on the servers' side of
+#                the veth) to a real network's rate; unshaped, the link is memory speed and
+#                both ends are CPU-bound, which measures the second TCP connection's CPU cost
 #
 # Writes bench/results/proxy.md.
 set -euo pipefail
@@ -42,6 +45,10 @@ cleanup() {
 }
 trap cleanup EXIT
 proxy_env_up "$work"
+if [ -n "${SBX_BENCH_RATE:-}" ]; then
+        ip netns exec "$px_ns" tc qdisc add dev "${px_veth}n" root tbf rate "$SBX_BENCH_RATE" \
+                burst 1mb latency 50ms
+fi
 mb=${SBX_BENCH_MB:-100}
 head -c $((mb * 1000000)) /dev/zero >"$px_root/big.bin"
 
@@ -121,14 +128,17 @@ h_lat=$(in_host_sbx python3 -c "$client" direct web.sbx.test "$px_ip" 500)
 
 # Python here, not awk: awk's printf cannot be trusted with locales, python's can.
 python3 - "$proxied" "$direct" "$hostsbx" "$p_lat" "$d_lat" "$h_lat" "$runs" "$mb" \
+        "${SBX_BENCH_RATE:-}" \
         >"$out/proxy.md" <<'EOF'
 import sys
 proxied, direct, hostsbx = (float(v) for v in sys.argv[1:4])
 p, d, h = (dict(l.split() for l in v.splitlines()) for v in sys.argv[4:7])
 runs, size = sys.argv[7], sys.argv[8]
+rate = sys.argv[9] if len(sys.argv) > 9 and sys.argv[9] else "unshaped (memory speed)"
 mb = lambda v: v / 1e6
 pct = lambda a, b: f"{(a / b - 1) * 100:+.1f}%"
 print("# Egress proxy: throughput and latency (bench/proxy.sh)\n")
+print(f"Test link: {rate}.\n")
 print("| measure | proxy session | host, direct | --net host session | proxy vs host | "
       "proxy vs --net host session |")
 print("|---|---|---|---|---|---|")
