@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check connect create destroy edit exec glob grep help list ls mcp read run tools write"
+_sbx_commands="check connect create destroy edit exec glob grep help image list log ls mcp read run tools write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --read-only --rootfs --seccomp --timeout --ttl --workdir"
@@ -13,7 +13,7 @@ _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory 
 _sbx_flags() {
         local common="--config --help --json"
         case $1 in
-        check | help | ls | mcp | tools | write) echo "$common" ;;
+        check | help | image | log | ls | mcp | tools | write) echo "$common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;
@@ -180,7 +180,7 @@ _sbx() {
         fi
 
         case $cmd in
-        connect | ls | read | write | edit | glob | grep)
+        connect | log | ls | read | write | edit | glob | grep)
                 ((operands == 0)) && _sbx_reply < <(_sbx_sessions)
                 ;;
         destroy) _sbx_reply < <(_sbx_sessions) ;;
@@ -193,6 +193,13 @@ _sbx() {
                 ;;
         run) ((operands == 0)) && _sbx_programs ;;
         help) ((operands == 0)) && _sbx_reply < <(compgen -W "$_sbx_commands" -- "$cur") ;;
+        image)
+                if ((operands == 0)); then
+                        _sbx_reply < <(compgen -W "import list rm" -- "$cur")
+                elif ((operands == 2)); then
+                        _sbx_reply < <(compgen -f -- "$cur")
+                fi
+                ;;
         create | list | check | tools | mcp)
                 _sbx_reply < <(compgen -W "$(_sbx_flags "$cmd")" -- "$cur")
                 ;;

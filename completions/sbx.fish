@@ -84,7 +84,7 @@ function __sbx_wants_session
     switch $args[1]
         case destroy
             return 0
-        case connect exec ls read write edit glob grep
+        case connect exec log ls read write edit glob grep
             test (__sbx_operands) -eq 0
         case '*'
             return 1
@@ -125,6 +125,8 @@ complete -c sbx -n __sbx_needs_command -a glob -d 'find files by name pattern, n
 complete -c sbx -n __sbx_needs_command -a grep -d 'search file contents (PCRE)'
 complete -c sbx -n __sbx_needs_command -a run -d 'create, exec, destroy in one call'
 complete -c sbx -n __sbx_needs_command -a list -d "the caller's sessions"
+complete -c sbx -n __sbx_needs_command -a log -d "print a session's audit log (JSON Lines)"
+complete -c sbx -n __sbx_needs_command -a image -d 'import, list and remove images (bases for --image)'
 complete -c sbx -n __sbx_needs_command -a check -d 'what this host supports, and what is missing'
 complete -c sbx -n __sbx_needs_command -a help -d 'show help for sbx or one command'
 complete -c sbx -n __sbx_needs_command -a tools -d 'the tool definitions for a model'
@@ -134,13 +136,17 @@ complete -c sbx -n __sbx_needs_command -a mcp -d 'serve the tools over MCP on st
 complete -c sbx -n __sbx_wants_session -a '(__sbx_sessions)' -d session
 complete -c sbx -n __sbx_wants_program -a '(__fish_complete_command)'
 complete -c sbx -n '__sbx_using help; and test (__sbx_operands) -eq 0' \
-    -a 'create connect exec destroy ls read write edit glob grep run list check help tools mcp'
+    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp'
 
 # options of every command
-set -l all create connect exec destroy ls read write edit glob grep run list check help tools mcp
+set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp
 complete -c sbx -n "__sbx_using $all" -l json -d 'print one JSON document on stdout'
 complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini on top'
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
+
+# image
+complete -c sbx -n '__sbx_using image; and test (__sbx_operands) -eq 0' -a 'import list rm'
+complete -c sbx -n '__sbx_using image; and test (__sbx_operands) -eq 2' -F
 
 # create (and run)
 complete -c sbx -n '__sbx_using create run' -l name -x -d 'a name for the session'

@@ -4,20 +4,25 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../image/image.h"
+#include "../launch/audit_create.h"
 #include "../shared/util.h"
 
 /* Order matters: option ids are OPT_CREATE_FIRST + index. */
 static const char *const create_flags[] = {
-        "name",  "ttl",    "timeout", "rootfs", "image", "package", "read-only",
-        "workdir", "hostname", "env", "mount",  "memory", "cpus",   "pids",
-        "disk",  "nofile", "net",     "allow-host", "seccomp",
+    "name",    "ttl",      "timeout", "rootfs",     "image",   "package", "read-only",
+    "workdir", "hostname", "env",     "mount",      "memory",  "cpus",    "pids",
+    "disk",    "nofile",   "net",     "allow-host", "seccomp",
 };
 
-#define CO(i, has) {create_flags[i], has, NULL, OPT_CREATE_FIRST + (i)}
+#define CO(i, has)                                                                                 \
+        {                                                                                          \
+                create_flags[i], has, NULL, OPT_CREATE_FIRST + (i)                                 \
+        }
 const struct option create_long_options[] = {
-        CO(0, 1),  CO(1, 1),  CO(2, 1),  CO(3, 1),  CO(4, 1),  CO(5, 1),  CO(6, 0),
-        CO(7, 1),  CO(8, 1),  CO(9, 1),  CO(10, 1), CO(11, 1), CO(12, 1), CO(13, 1),
-        CO(14, 1), CO(15, 1), CO(16, 1), CO(17, 1), CO(18, 1),
+    CO(0, 1),  CO(1, 1),  CO(2, 1),  CO(3, 1),  CO(4, 1),  CO(5, 1),  CO(6, 0),
+    CO(7, 1),  CO(8, 1),  CO(9, 1),  CO(10, 1), CO(11, 1), CO(12, 1), CO(13, 1),
+    CO(14, 1), CO(15, 1), CO(16, 1), CO(17, 1), CO(18, 1),
 };
 const size_t n_create_long_options = sizeof(create_long_options) / sizeof(create_long_options[0]);
 
@@ -70,26 +75,6 @@ int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, cons
         return 1;
 }
 
-/*
- * Features of later milestones: asking for them fails loudly (exit 4) instead of being
- * ignored. (--memory, --cpus and --pids are enforced with cgroups, launch/cgroup.c; where they
- * cannot be, create fails there with exit 4.)
- */
-static int refuse_unimplemented(const struct sbx_config *c, struct sbx_error *e)
-{
-        if (c->image)
-                return sbx_unsupported(e, 0, "--image is not implemented yet in this sbx build");
-        if (c->packages && c->packages[0])
-                return sbx_unsupported(e, 0, "--package is not implemented yet in this sbx build");
-        if (c->setup)
-                return sbx_unsupported(e, 0,
-                                       "[sandbox] setup is not implemented yet in this sbx build");
-        if (c->net == SBX_NET_PROXY)
-                return sbx_unsupported(e, 0, "--net proxy (and --allow-host) is not implemented "
-                                             "yet in this sbx build");
-        return 0;
-}
-
 int args_check_config(struct cli *cli)
 {
         if (!cli->config_file)
@@ -108,7 +93,7 @@ int args_build_config(struct cli *cli, const struct flag_list *fl, struct sbx_co
         for (size_t i = 0; r == 0 && i < fl->n; i++)
                 r = config_apply_flag(c, fl->items[i].flag, fl->items[i].value, &cli->err);
         if (r == 0)
-                r = refuse_unimplemented(c, &cli->err);
+                r = image_use(c, &cli->err); /* resolves --image, holds it for the session */
         return r;
 }
 
@@ -117,9 +102,9 @@ void args_print_warnings(const struct sbx_config *c)
         for (char **w = c->warnings; w && *w; w++)
                 cli_warn("%s", *w);
         if (c->net == SBX_NET_HOST)
-                cli_warn("--net host: the session shares the host's network");
+                cli_warn("%s", SBX_WARN_NET_HOST);
         if (c->seccomp == SBX_SECCOMP_UNCONFINED)
-                cli_warn("--seccomp unconfined: no system call filter in this session");
+                cli_warn("%s", SBX_WARN_UNCONFINED);
 }
 
 int args_exec_option(struct cli *cli, int opt, const char *arg, struct exec_request *rq,
@@ -129,9 +114,8 @@ int args_exec_option(struct cli *cli, int opt, const char *arg, struct exec_requ
         switch (opt) {
         case 't':
                 if (parse_duration(arg, &v) < 0 || v == 0)
-                        return sbx_usage(&cli->err,
-                                         "invalid --timeout '%s': expected a duration like 30s",
-                                         arg);
+                        return sbx_usage(
+                            &cli->err, "invalid --timeout '%s': expected a duration like 30s", arg);
                 rq->timeout_ms = v * 1000;
                 return 1;
         case 'w':

@@ -60,5 +60,6 @@ int cmd_edit(struct cli *cli, int argc, char **argv);
 int cmd_glob(struct cli *cli, int argc, char **argv);
 int cmd_grep(struct cli *cli, int argc, char **argv);
 int cmd_log(struct cli *cli, int argc, char **argv);
+int cmd_image(struct cli *cli, int argc, char **argv);
 int cmd_tools(struct cli *cli, int argc, char **argv);
 int cmd_mcp(struct cli *cli, int argc, char **argv);

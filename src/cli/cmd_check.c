@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* `sbx check`: what this host supports, tried for real rather than guessed from versions. */
+/*
+ * `sbx check`: what this host supports, tried for real rather than guessed from versions: one
+ * row per feature (user namespaces, a whole default session, seccomp and every syscall ABI,
+ * overlayfs in a user namespace, openat2, pidfd, idmapped mounts, each cgroup controller with
+ * its hierarchy). Exit 0 when a default create would work, 4 when a feature it needs is missing.
+ */
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -7,7 +12,9 @@
 #include <unistd.h>
 
 #include "../launch/cgroup.h"
+#include "../launch/kernel_check.h"
 #include "../launch/launch.h"
+#include "../net/proxy.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
@@ -16,7 +23,9 @@
 struct feature {
         const char *name;
         bool available;
-        bool required; /* a default create needs it */
+        bool required;   /* a default create needs it */
+        int cg_version;  /* cgroup rows: the hierarchy (1 or 2), 0 when none; -1 other rows */
+        char path[4096]; /* cgroup rows: the cgroup sessions are made below */
         char detail[1100];
 };
 
@@ -50,6 +59,17 @@ static void check_session(struct feature *f)
                               : (b.data ? b.data : "failed"));
 }
 
+/* --net proxy: the proxy's socket can be made in a new network namespace (net/proxy.h). */
+static void check_proxy(struct feature *f)
+{
+        f->available = proxy_check(f->detail, sizeof(f->detail)) == 0;
+        if (f->available)
+                snprintf(f->detail, sizeof(f->detail),
+                         "--net proxy: HTTP(S) proxy on 127.0.0.1:%d inside the session, served "
+                         "from the host",
+                         PROXY_PORT);
+}
+
 static void check_seccomp(struct feature *f, enum sbx_seccomp_profile p)
 {
         struct sbx_error e = {0};
@@ -57,51 +77,105 @@ static void check_seccomp(struct feature *f, enum sbx_seccomp_profile p)
         snprintf(f->detail, sizeof(f->detail), "%s", f->available ? "filter builds" : e.message);
 }
 
-static void check_syscalls(struct feature *pidfd, struct feature *openat2)
+/* A kernel_check probe into feature f. */
+static void from_kernel(struct feature *f, void (*probe)(struct kernel_check *))
 {
-        int fd = sys_pidfd_open(getpid(), 0);
-        pidfd->available = fd >= 0;
-        snprintf(pidfd->detail, sizeof(pidfd->detail), "%s",
-                 fd >= 0 ? "pidfd_open works" : "pidfd_open failed (Linux 5.3+ needed)");
-        if (fd >= 0)
-                close(fd);
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC, .resolve = RESOLVE_IN_ROOT};
-        fd = sys_openat2(AT_FDCWD, "/", &how);
-        openat2->available = fd >= 0;
-        snprintf(openat2->detail, sizeof(openat2->detail), "%s",
-                 fd >= 0 ? "openat2 works (not required: file commands run inside the session)"
-                         : "openat2 missing (not required)");
-        if (fd >= 0)
-                close(fd);
+        struct kernel_check k;
+        probe(&k);
+        f->available = k.available;
+        snprintf(f->detail, sizeof(f->detail), "%s", k.detail);
 }
 
 /*
  * One row per limit: which cgroup hierarchy enforces it here. Required when a default create
  * (built-in defaults, config files, SBX_* variables) asks for the limit: it then needs it.
  */
-static void check_cgroups(struct feature *f)
+static void check_cgroups(const struct sbx_config *c, struct feature *f)
 {
-        struct sbx_config c;
-        struct sbx_error e = {0};
-        config_init_defaults(&c);
-        if (config_load(&c, NULL, &e) < 0) {
-                config_free(&c);
-                config_init_defaults(&c);
-        }
-        const bool asked[CG_NCTRL] = {c.memory_bytes != 0, c.pids != 0, c.cpus_milli != 0};
+        const bool asked[CG_NCTRL] = {c->memory_bytes != 0, c->pids != 0, c->cpus_milli != 0};
         for (int k = 0; k < CG_NCTRL; k++) {
                 struct cgroup_check r;
                 cgroup_check_controller((enum cg_ctrl)k, &r);
                 f[k].available = r.available;
                 f[k].required = asked[k];
+                f[k].cg_version = r.version;
+                snprintf(f[k].path, sizeof(f[k].path), "%s", r.path);
                 snprintf(f[k].detail, sizeof(f[k].detail), "%s%s", r.detail,
                          asked[k] ? "" : " (not needed: the limit is 'unlimited')");
         }
         struct cgroup_check kill;
         cgroup_check_kill(&kill);
         f[CG_NCTRL].available = kill.available;
+        f[CG_NCTRL].cg_version = kill.version;
+        snprintf(f[CG_NCTRL].path, sizeof(f[CG_NCTRL].path), "%s", kill.path);
         snprintf(f[CG_NCTRL].detail, sizeof(f[CG_NCTRL].detail), "%s", kill.detail);
-        config_free(&c);
+}
+
+static void print_json(struct buf *b, const struct feature *fs, size_t n, bool ok)
+{
+        buf_puts(b, "{\"features\":[");
+        for (size_t i = 0; i < n; i++) {
+                buf_puts(b, i ? ",{\"name\":" : "{\"name\":");
+                json_cstr(b, fs[i].name);
+                buf_printf(b, ",\"available\":%s,\"required\":%s,\"detail\":",
+                           fs[i].available ? "true" : "false", fs[i].required ? "true" : "false");
+                json_cstr(b, fs[i].detail);
+                if (fs[i].cg_version >= 0) {
+                        if (fs[i].cg_version > 0)
+                                buf_printf(b, ",\"hierarchy\":\"v%d\",\"path\":", fs[i].cg_version);
+                        else
+                                buf_puts(b, ",\"hierarchy\":null,\"path\":");
+                        if (fs[i].path[0])
+                                json_cstr(b, fs[i].path);
+                        else
+                                buf_puts(b, "null");
+                }
+                buf_puts(b, "}");
+        }
+        buf_printf(b, "],\"ok\":%s}\n", ok ? "true" : "false");
+}
+
+/* Names of the seccomp ABI rows ("seccomp-arch-<abi>"), kept alive for the rows. */
+struct arch_names {
+        char name[4][32];
+};
+
+/* The rows, in the order they print. Returns how many were filled. */
+static size_t run_checks(const struct sbx_config *c, struct feature *fs, size_t max,
+                         struct arch_names *an)
+{
+        size_t n = 0;
+#define ROW(nm, req)                                                                               \
+        (fs[n] = (struct feature){.name = (nm), .required = (req), .cg_version = -1}, &fs[n++])
+        from_kernel(ROW("userns", true), kernel_check_userns);
+        check_session(ROW("session", true));
+        check_seccomp(ROW("seccomp-default", c->seccomp == SBX_SECCOMP_DEFAULT),
+                      SBX_SECCOMP_DEFAULT);
+        check_seccomp(ROW("seccomp-strict", c->seccomp == SBX_SECCOMP_STRICT), SBX_SECCOMP_STRICT);
+        /* every ABI the kernel runs is covered by the filter a default create loads */
+        const char *abi[4];
+        struct kernel_check k[4];
+        size_t na = kernel_check_seccomp_arches(abi, k, ARRAY_SIZE(k));
+        for (size_t i = 0; i < na && n < max; i++) {
+                snprintf(an->name[i], sizeof(an->name[i]), "seccomp-arch-%s", abi[i]);
+                struct feature *f = ROW(an->name[i], c->seccomp != SBX_SECCOMP_UNCONFINED);
+                f->available = k[i].available;
+                snprintf(f->detail, sizeof(f->detail), "%s", k[i].detail);
+        }
+        from_kernel(ROW("overlayfs-userns", !c->read_only), kernel_check_overlay_userns);
+        from_kernel(ROW("openat2", false), kernel_check_openat2);
+        from_kernel(ROW("pidfd", true), kernel_check_pidfd);
+        from_kernel(ROW("idmapped-mounts", false), kernel_check_idmap);
+        struct feature *cg = ROW("cgroup-memory", true);
+        ROW("cgroup-pids", true);
+        ROW("cgroup-cpu", true);
+        ROW("cgroup-kill", false);
+        for (size_t i = 0; i <= CG_NCTRL; i++)
+                cg[i].cg_version = 0;
+        check_cgroups(c, cg);
+        check_proxy(ROW("proxy", c->net == SBX_NET_PROXY));
+#undef ROW
+        return n;
 }
 
 int cmd_check(struct cli *cli, int argc, char **argv)
@@ -118,42 +192,33 @@ int cmd_check(struct cli *cli, int argc, char **argv)
                         return cli_finish_error(cli, "check");
                 }
         }
-        if (args_check_config(cli) < 0)
+        /* The configuration a default create would use decides what is required; a bad
+         * one is the same usage error (exit 2) that create would give. */
+        struct sbx_config c;
+        config_init_defaults(&c);
+        if (config_load(&c, cli->config_file, &cli->err) < 0) {
+                config_free(&c);
                 return cli_finish_error(cli, "check");
-        struct feature fs[] = {
-                {"session", false, true, ""},       {"seccomp-default", false, true, ""},
-                {"seccomp-strict", false, false, ""}, {"pidfd", false, true, ""},
-                {"openat2", false, false, ""},      {"cgroup-memory", false, true, ""},
-                {"cgroup-pids", false, true, ""},   {"cgroup-cpu", false, true, ""},
-                {"cgroup-kill", false, false, ""},
-        };
-        check_session(&fs[0]);
-        check_seccomp(&fs[1], SBX_SECCOMP_DEFAULT);
-        check_seccomp(&fs[2], SBX_SECCOMP_STRICT);
-        check_syscalls(&fs[3], &fs[4]);
-        check_cgroups(&fs[5]);
+        }
+        struct feature fs[17]; /* 13 rows + one per syscall ABI (at most 4) */
+        struct arch_names an;
+        size_t n = run_checks(&c, fs, ARRAY_SIZE(fs), &an);
+        config_free(&c);
 
         bool ok = true;
-        _cleanup_buf_ struct buf b = {0};
-        if (cli->json)
-                buf_puts(&b, "{\"features\":[");
-        for (size_t i = 0; i < ARRAY_SIZE(fs); i++) {
+        for (size_t i = 0; i < n; i++)
                 if (fs[i].required && !fs[i].available)
                         ok = false;
-                if (cli->json) {
-                        buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
-                        json_cstr(&b, fs[i].name);
-                        buf_printf(&b, ",\"available\":%s,\"required\":%s,\"detail\":",
-                                   fs[i].available ? "true" : "false",
-                                   fs[i].required ? "true" : "false");
-                        json_cstr(&b, fs[i].detail);
-                        buf_puts(&b, "}");
-                } else
-                        buf_printf(&b, "%-16s %-9s %s\n", fs[i].name,
-                                   fs[i].available ? "yes" : "MISSING", fs[i].detail);
-        }
+        _cleanup_buf_ struct buf b = {0};
         if (cli->json)
-                buf_printf(&b, "],\"ok\":%s}\n", ok ? "true" : "false");
+                print_json(&b, fs, n, ok);
+        else
+                for (size_t i = 0; i < n; i++)
+                        buf_printf(&b, "%-20s %-7s %s%s\n", fs[i].name,
+                                   fs[i].available ? "yes" : "MISSING", fs[i].detail,
+                                   fs[i].available || fs[i].required
+                                       ? ""
+                                       : " (optional: a default create does not need it)");
         if (cli_print(cli, &b))
                 return cli_finish_error(cli, "check");
         return ok ? 0 : EXIT_UNSUPPORTED;

@@ -5,6 +5,7 @@
 #include "../launch/launch.h"
 #include "../shared/util.h"
 #include "args.h"
+#include "provision.h"
 #include "session_json.h"
 
 void session_json(struct buf *b, const struct session_state *st, bool with_created)
@@ -61,6 +62,17 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         if (r == 0) {
                 args_print_warnings(&c);
                 r = session_create(&c, &st, &cli->err);
+        }
+        if (r == 0 && ((c.packages && c.packages[0]) || c.setup)) {
+                /* installs and setup before the id is printed; a failure leaves nothing */
+                _cleanup_buf_ struct buf out = {0};
+                r = provision_session(&c, provision_exec_by_id, st.id, &out, &cli->err);
+                if (r < 0) {
+                        provision_destroy(st.id);
+                        session_state_free(&st);
+                        if (!cli->json && out.len)
+                                (void)!fwrite(out.data, 1, out.len, stderr);
+                }
         }
         config_free(&c);
         if (r < 0)

@@ -236,10 +236,11 @@ static int read_input(struct cli *cli, const char *what, const char *path, size_
 }
 
 /* Run the operation inside the session and print what it produced. */
-static int run_op(struct cli *cli, const char *cmd, const char *id, confined_fn fn, void *req)
+static int run_op(struct cli *cli, const char *cmd, const char *id, confined_fn fn, void *req,
+                  const struct confined_audit *audit)
 {
         _cleanup_buf_ struct buf out = {0};
-        int r = session_run_confined(id, fn, req, &out, &cli->err);
+        int r = session_run_confined(id, fn, req, audit, &out, &cli->err);
         if (r < 0 || cli->err.exit_code != 0) {
                 if (cli->err.exit_code == 0)
                         sbx_internal(&cli->err, -r, "failed to run '%s' in the session", cmd);
@@ -279,7 +280,7 @@ int cmd_ls(struct cli *cli, int argc, char **argv)
         if (r < 0 || check_operands(cli, &a, 1, 2, "PATH") < 0)
                 return cli_finish_error(cli, "ls");
         struct ops_ls_req req = {.path = a.opc > 1 ? a.opv[1] : NULL, .json = cli->json};
-        return run_op(cli, "ls", a.opv[0], ops_ls, &req);
+        return run_op(cli, "ls", a.opv[0], ops_ls, &req, NULL);
 }
 
 int cmd_read(struct cli *cli, int argc, char **argv)
@@ -304,7 +305,7 @@ int cmd_read(struct cli *cli, int argc, char **argv)
                 return cli_finish_error(cli, "read");
         req.path = a.opv[1];
         req.json = cli->json;
-        return run_op(cli, "read", a.opv[0], ops_read, &req);
+        return run_op(cli, "read", a.opv[0], ops_read, &req, NULL);
 }
 
 int cmd_write(struct cli *cli, int argc, char **argv)
@@ -326,7 +327,8 @@ int cmd_write(struct cli *cli, int argc, char **argv)
                 req.content = content.data ? content.data : "";
                 req.len = content.len;
         }
-        return run_op(cli, "write", a.opv[0], ops_write, &req);
+        struct confined_audit audit = {"write", req.path, (int64_t)req.len, -1};
+        return run_op(cli, "write", a.opv[0], ops_write, &req, &audit);
 }
 
 int cmd_edit(struct cli *cli, int argc, char **argv)
@@ -369,7 +371,8 @@ int cmd_edit(struct cli *cli, int argc, char **argv)
                 sbx_usage(&cli->err, "OLD must not be empty");
                 return cli_finish_error(cli, "edit");
         }
-        return run_op(cli, "edit", a.opv[0], ops_edit, &req);
+        struct confined_audit audit = {"edit", req.path, (int64_t)req.new_len, req.replace_all};
+        return run_op(cli, "edit", a.opv[0], ops_edit, &req, &audit);
 }
 
 int cmd_glob(struct cli *cli, int argc, char **argv)
@@ -390,7 +393,7 @@ int cmd_glob(struct cli *cli, int argc, char **argv)
         req.json = cli->json;
         if (ops_glob_validate(&req, &cli->err) < 0)
                 return cli_finish_error(cli, "glob");
-        return run_op(cli, "glob", a.opv[0], ops_glob, &req);
+        return run_op(cli, "glob", a.opv[0], ops_glob, &req, NULL);
 }
 
 static int grep_option(struct cli *cli, int opt, struct ops_grep_req *req, uint64_t ctx[3])
@@ -445,5 +448,5 @@ int cmd_grep(struct cli *cli, int argc, char **argv)
         req.json = cli->json;
         if (ops_grep_validate(&req, &cli->err) < 0)
                 return cli_finish_error(cli, "grep");
-        return run_op(cli, "grep", a.opv[0], ops_grep, &req);
+        return run_op(cli, "grep", a.opv[0], ops_grep, &req, NULL);
 }

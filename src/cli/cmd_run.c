@@ -3,23 +3,60 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "../launch/audit_create.h"
 #include "../launch/cgroup.h"
 #include "../launch/launch.h"
+#include "../net/proxy.h"
+#include "../session/audit.h"
+#include "../shared/macros.h"
 #include "args.h"
+#include "provision.h"
+
+struct run_target {
+        const int *ns;
+        const struct session_state *st;
+};
+
+static int run_target_exec(void *ctx, const struct exec_request *rq, struct exec_result *res,
+                           struct sbx_error *e)
+{
+        const struct run_target *t = ctx;
+        return exec_join(t->ns, t->st, rq, res, e);
+}
+
+/* With an [audit] dir, a `run` leaves a log like a session's (create, exec, end). */
+static int run_audit_open(const struct sbx_config *c, const struct cgroup_plan *plan,
+                          struct session_state *st, pid_t init, int *ret_fd, struct sbx_error *e)
+{
+        int fd = audit_create(-1, c->audit_dir, st->id, &st->audit_path);
+        if (fd < 0)
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", -fd,
+                                "cannot create the audit log in '%s' ([audit] dir): make it a "
+                                "directory of yours, not writable by others",
+                                c->audit_dir);
+        st->supervisor_pid = getpid();
+        st->init_pid = init;
+        *ret_fd = fd;
+        (void)audit_write_create(fd, st, c, plan);
+        audit_write_warnings(fd, st->id, c);
+        return 0;
+}
 
 static int run_in_new_session(const struct sbx_config *c, const struct exec_request *rq,
                               struct exec_result *res, struct sbx_error *e)
 {
         struct session_state st = {
-                .timeout_sec = c->timeout_sec,
-                .workdir = c->workdir,
-                .hostname = c->hostname,
-                .seccomp = c->seccomp,
-                .net = c->net,
-                .nofile = c->nofile,
-                .disk_bytes = c->disk_bytes,
-                .read_only = c->read_only,
-                .env = session_env_build(c),
+            .timeout_sec = c->timeout_sec,
+            .workdir = c->workdir,
+            .hostname = c->hostname,
+            .seccomp = c->seccomp,
+            .net = c->net,
+            .nofile = c->nofile,
+            .disk_bytes = c->disk_bytes,
+            .read_only = c->read_only,
+            .env = session_env_build(c),
         };
         if (!st.env)
                 return sbx_internal(e, ENOMEM, "out of memory");
@@ -38,8 +75,21 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 cgroup_plan_release(&plan); /* by path: before joining the session */
         if (r == 0)
                 r = session_spawn(c, &cg, &p, e);
+        _cleanup_close_ int auditfd = -1;
+        if (r == 0 && c->audit_dir)
+                r = run_audit_open(c, &plan, &st, p.pid, &auditfd, e);
         if (r == 0)
+                r = proxy_start(c, p.ns[NS_USER], p.ns[NS_NET], st.id, auditfd, &p.proxy, e);
+        struct run_target t = {.ns = p.ns, .st = &st};
+        if (r == 0 && ((c->packages && c->packages[0]) || c->setup))
+                r = provision_session(c, run_target_exec, &t, NULL, e);
+        if (r == 0) {
+                int64_t start = audit_now_ms();
                 r = exec_join(p.ns, &st, rq, res, e);
+                audit_write_exec(auditfd, &st, rq, res, start, r, e);
+                audit_end(auditfd, st.id, "destroyed", "sbx run finished");
+        }
+        free(st.audit_path);
         cgroup_session_kill(&cg);
         session_kill(&p);
         cgroup_session_remove(&cg);
@@ -67,7 +117,7 @@ int cmd_run(struct cli *cli, int argc, char **argv)
         opterr = 0;
         while ((opt = getopt_long(argc, argv, "+t:w:e:iTh", opts, NULL)) != -1) {
                 /* the short exec options are the create options of the same name here */
-                int id = opt == 't' ? OPT_CREATE_FIRST + 2
+                int id = opt == 't'   ? OPT_CREATE_FIRST + 2
                          : opt == 'w' ? OPT_CREATE_FIRST + 7
                          : opt == 'e' ? OPT_CREATE_FIRST + 9
                                       : opt;

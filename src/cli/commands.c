@@ -115,6 +115,18 @@ const struct command sbx_commands[] = {
         {"list", cmd_list, "", "the caller's sessions",
          "  -q, --quiet             print only the ids\n" GLOBAL_OPTIONS,
          "  sbx list\n  sbx list --quiet\n  sbx list --json\n", "--quiet --json --config --help"},
+        {"log", cmd_log, "ID", "print a session's audit log (JSON Lines)", GLOBAL_OPTIONS,
+         "  sbx log work\n  sbx log work | jq -c 'select(.event == \"exec\")'\n"
+         "  sbx log --json sb_0123456789abcdef\n",
+         "--json --config --help"},
+        {"image", cmd_image, "import NAME[:TAG] SOURCE | list | rm NAME[:TAG]",
+         "import, list and remove images (bases for --image)", GLOBAL_OPTIONS,
+         "  sbx image import python:3.12 ./python-oci        # an OCI layout directory\n"
+         "  sbx image import busybox:1 busybox.oci.tar       # oci-archive, docker save, or a "
+         "rootfs tarball\n"
+         "  sbx image list --json\n"
+         "  sbx image rm python:3.12\n",
+         "--json --config --help"},
         {"check", cmd_check, "", "what this host supports, and what is missing", GLOBAL_OPTIONS,
          "  sbx check\n  sbx check --json\n", "--json --config --help"},
         {"help", cmd_help, "[COMMAND]", "show help for sbx or one command", GLOBAL_OPTIONS,

@@ -43,6 +43,7 @@ void config_init_defaults(struct sbx_config *c)
             .seccomp = SBX_SECCOMP_DEFAULT,
             .uid_range_start = 100000,
             .uid_range_count = 65536,
+            .image_lock_fd = -1,
         };
 }
 
@@ -60,7 +61,11 @@ void config_free(struct sbx_config *c)
         strv_freep(&c->allow_hosts);
         free(c->audit_dir);
         strv_freep(&c->warnings);
-        *c = (struct sbx_config){0};
+        free(c->image_layers_dir);
+        strv_freep(&c->image_layers);
+        if (c->image_lock_fd >= 0)
+                close(c->image_lock_fd);
+        *c = (struct sbx_config){.image_lock_fd = -1};
 }
 
 static int defaults_ok(const struct sbx_config *c, struct sbx_error *e)

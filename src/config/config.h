@@ -42,6 +42,13 @@ struct sbx_config {
          * by the first layer that sets it and accumulates within that layer; rootfs and image
          * exclude each other. */
         enum sbx_origin rootfs_origin, image_origin, packages_origin, mounts_origin;
+        enum sbx_origin workdir_origin; /* an image's WorkingDir applies only below a set one */
+
+        /* Resolved from `image` by the CLI (src/image/use.c), not keys of their own. */
+        char *image_layers_dir; /* absolute $STORE/layers; NULL without an image */
+        char **image_layers;    /* layer ids below it, lowest first */
+        int image_lock_fd;      /* shared lock on the image's record, kept for the session's
+                                   life (`image rm` refuses meanwhile); -1 without an image */
 
         /* [limits] */
         /* 0 = "unlimited": no limit asked for (any number is above 0) */

@@ -433,7 +433,8 @@ static const struct config_key keys[KEY__MAX] = {
                        .set = set_read_only,
                        .expected = "true or false (also yes/no, on/off, 1/0)"},
     [KEY_WORKDIR] = {KEY_WORKDIR, "sandbox", "workdir", "SBX_WORKDIR", "--workdir",
-                     .set = set_workdir, .expected = "an absolute path without '..'"},
+                     .set = set_workdir, ORIGIN(workdir_origin),
+                     .expected = "an absolute path without '..'"},
     [KEY_HOSTNAME] = {KEY_HOSTNAME, "sandbox", "hostname", "SBX_HOSTNAME", "--hostname",
                       .set = set_hostname,
                       .expected = "a host name like sandbox (labels of letters, digits and "

@@ -130,6 +130,8 @@ bool cgroup_exec_finish(struct cgroup_exec *x);
 /* `sbx check`: can a limit on controller k be enforced here, and by which hierarchy. */
 struct cgroup_check {
         bool available;
+        int version;     /* the hierarchy that provides it: 2, 1, or 0 for none */
+        char path[4096]; /* the cgroup sbx creates sessions below, "" for none */
         char detail[900];
 };
 void cgroup_check_controller(enum cg_ctrl k, struct cgroup_check *out);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../shared/macros.h"
@@ -26,12 +27,16 @@ void cgroup_check_controller(enum cg_ctrl k, struct cgroup_check *out)
         static const char *const v1_files[CG_NCTRL] = {"memory.limit_in_bytes", "pids.max",
                                                        "cpu.cfs_quota_us"};
         out->available = false;
+        out->version = 0;
+        out->path[0] = '\0';
         if (cg_host_probe(&h) < 0) {
                 set_detail(out, "cannot read /proc/self/mountinfo");
                 return;
         }
         if (h.v2_own[0] && cg_has_word(h.v2_avail, name)) {
                 bool on = h.v2_is_root || cg_has_word(h.v2_enabled, name);
+                out->version = 2;
+                snprintf(out->path, sizeof(out->path), "%s", h.v2_own);
                 out->available = access(h.v2_own, W_OK) == 0;
                 set_detail(out, "cgroup v2 %s (%s)%s%s", h.v2_own, v2_files[k],
                            out->available ? "" : ": not writable (not delegated to you)",
@@ -44,6 +49,8 @@ void cgroup_check_controller(enum cg_ctrl k, struct cgroup_check *out)
                 bool made =
                     cg_path(sbx, sizeof(sbx), h.v1_own[k], "sbx") == 0 && access(sbx, F_OK) == 0;
                 out->available = access(made ? sbx : h.v1_own[k], W_OK) == 0;
+                out->version = 1;
+                snprintf(out->path, sizeof(out->path), "%s", h.v1_own[k]);
                 set_detail(out, "cgroup v1 %s (%s%s)%s", h.v1_own[k], v1_files[k],
                            k != CG_MEMORY                 ? ""
                            : cg_v1_has_memsw(h.v1_own[k]) ? ", memory.memsw.limit_in_bytes"
@@ -58,7 +65,11 @@ void cgroup_check_controller(enum cg_ctrl k, struct cgroup_check *out)
         }
 }
 
-/* cgroup.kill (Linux 5.14+) is in every cgroup but the root: look at dir or a child of it. */
+/*
+ * cgroup.kill (Linux 5.14+) is in every cgroup but the root: look at dir, or at a child of it.
+ * A root cgroup without children (sbx's own parent is removed with the last session) gets a
+ * child for the look, removed right after, so the answer does not depend on live sessions.
+ */
 static bool has_kill_file(const char *dir, bool is_root)
 {
         char p[PATH_MAX];
@@ -70,13 +81,24 @@ static bool has_kill_file(const char *dir, bool is_root)
                 if (de->d_type == DT_DIR && de->d_name[0] != '.')
                         return cg_path(p, sizeof(p), de->d_name, "cgroup.kill") == 0 &&
                                faccessat(dirfd(d), p, F_OK, 0) == 0;
-        return false;
+        if (!d)
+                return false;
+        char probe[64];
+        snprintf(probe, sizeof(probe), "sbx-check.%d", (int)getpid());
+        if (mkdirat(dirfd(d), probe, 0755) < 0)
+                return false;
+        bool kill = cg_path(p, sizeof(p), probe, "cgroup.kill") == 0 &&
+                    faccessat(dirfd(d), p, F_OK, 0) == 0;
+        (void)unlinkat(dirfd(d), probe, AT_REMOVEDIR);
+        return kill;
 }
 
 void cgroup_check_kill(struct cgroup_check *out)
 {
         struct cg_host h;
         out->available = false;
+        out->version = 0;
+        out->path[0] = '\0';
         if (cg_host_probe(&h) < 0 || !h.v2_own[0]) {
                 set_detail(out, "no cgroup v2 hierarchy: a session's processes die with its "
                                 "init (pid namespace) instead");
@@ -84,6 +106,8 @@ void cgroup_check_kill(struct cgroup_check *out)
         }
         bool writable = access(h.v2_own, W_OK) == 0;
         bool kill = has_kill_file(h.v2_own, h.v2_is_root);
+        out->version = 2;
+        snprintf(out->path, sizeof(out->path), "%s", h.v2_own);
         out->available = writable && kill;
         if (out->available)
                 set_detail(out, "cgroup v2 %s (cgroup.kill)", h.v2_own);

@@ -19,6 +19,7 @@
 #include "../shared/util.h"
 #include "cgroup.h"
 #include "confined.h"
+#include "../session/audit.h"
 #include "session_ref.h"
 
 #define CONFINED_MAX_OUTPUT (64u << 20)
@@ -72,8 +73,7 @@ static int read_result(int rfd, struct buf *out, struct sbx_error *e)
         _cleanup_buf_ struct buf all = {0};
         int r = read_all(rfd, &all, CONFINED_MAX_OUTPUT + sizeof(h));
         if (r < 0 || all.len < sizeof(h))
-                return sbx_internal(e, r < 0 ? -r : 0,
-                                    "the file operation ended without a result");
+                return sbx_internal(e, r < 0 ? -r : 0, "the file operation ended without a result");
         memcpy(&h, all.data, sizeof(h));
         if (h.len != all.len - sizeof(h))
                 return sbx_internal(e, 0, "the file operation returned a truncated result");
@@ -86,8 +86,28 @@ static int read_result(int rfd, struct buf *out, struct sbx_error *e)
         return h.ret;
 }
 
-int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, struct buf *out,
-                         struct sbx_error *e)
+static void write_audit(const struct session_ref *s, const struct confined_audit *a, int r,
+                        const struct sbx_error *e)
+{
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, s->st.id, a->event);
+        audit_str(&b, "path", a->path);
+        audit_str(&b, "workdir", s->st.workdir);
+        if (a->bytes >= 0)
+                audit_int(&b, "bytes", a->bytes);
+        if (a->replace_all >= 0)
+                audit_bool(&b, "replace_all", a->replace_all);
+        bool ok = r >= 0 && e->exit_code == 0;
+        audit_int(&b, "exit_code", ok ? 0 : e->exit_code ? e->exit_code : EXIT_SBX_FAILED);
+        if (!ok) {
+                audit_str(&b, "error", e->code ? e->code : "internal");
+                audit_str(&b, "message", e->message);
+        }
+        (void)audit_commit(s->auditfd, &b);
+}
+
+int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
+                         const struct confined_audit *audit, struct buf *out, struct sbx_error *e)
 {
         struct session_ref s = SESSION_REF_INIT;
         int r = session_ref_open(id_or_name, &s, e);
@@ -119,6 +139,7 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, stru
         pid_t pid = fork();
         if (pid == 0) {
                 close(p[0]);
+                closep(&s.auditfd); /* the sandbox side never holds the log */
                 struct sbx_error je = {0};
                 if (session_ns_join(s.ns, &je) < 0) {
                         struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};
@@ -155,6 +176,8 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, stru
         while (RETRY_EINTR(waitpid(-1, NULL, 0)) > 0)
                 ;
         (void)cgroup_exec_finish(&cx);
+        if (audit)
+                write_audit(&s, audit, r, e);
         session_ref_close(&s);
         return r;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../session/audit.h"
 #include "../session/runtime.h"
 #include "../shared/macros.h"
 #include "launch.h"
@@ -13,6 +14,7 @@ void session_ref_close(struct session_ref *s)
 {
         closep(&s->ctl);
         closep(&s->pidfd);
+        closep(&s->auditfd);
         session_ns_close(s->ns);
         session_state_free(&s->st);
 }
@@ -28,8 +30,8 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, struct sbx_e
                 return r;
         _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
         if (sessfd < 0)
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                "no such session '%s'", id_or_name);
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
+                                id_or_name);
         /* The supervisor's answer is the liveness proof and hands over the init's pidfd, so
          * no pid read from a file is ever trusted. */
         s->ctl = control_connect(sessfd, e);
@@ -53,16 +55,20 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, struct sbx_e
         r = session_state_read(sessfd, &s->st);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the state of session '%s'", id);
+        s->auditfd = audit_open(sessfd, &s->st);
         return 0;
 }
 
-int exec_in_session(const char *id_or_name, const struct exec_request *rq,
-                    struct exec_result *res, struct sbx_error *e)
+int exec_in_session(const char *id_or_name, const struct exec_request *rq, struct exec_result *res,
+                    struct sbx_error *e)
 {
         struct session_ref s = SESSION_REF_INIT;
         int r = session_ref_open(id_or_name, &s, e);
-        if (r == 0)
+        if (r == 0) {
+                int64_t start = audit_now_ms();
                 r = exec_join(s.ns, &s.st, rq, res, e);
+                audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);
+        }
         session_ref_close(&s);
         return r;
 }

@@ -347,6 +347,19 @@ static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
         return session_ns_join(ns, e);
 }
 
+/*
+ * RLIMIT_FSIZE for a session whose writable layer holds disk bytes: one MiB above it. No file
+ * on the layer or /dev/shm can hold more than disk bytes, so a write that fills them gets
+ * ENOSPC as it should; at exactly disk bytes the kernel checks RLIMIT_FSIZE first and a
+ * command that fills a tmpfs of that size would be killed by SIGXFSZ instead. The limit still
+ * bounds sparse files and files on writable volumes.
+ */
+static uint64_t fsize_for_disk(uint64_t disk)
+{
+        const uint64_t slack = UINT64_C(1) << 20;
+        return disk > UINT64_MAX - slack ? 0 : disk + slack;
+}
+
 static void fill_spec(const struct exec_request *rq, const struct session_state *st,
                       struct exec_fds *f, char **env, struct exec_spec *spec)
 {
@@ -358,7 +371,7 @@ static void fill_spec(const struct exec_request *rq, const struct session_state 
                 .errfd = -1,
                 .seccomp = st->seccomp,
                 .nofile = st->nofile,
-                .fsize = st->disk_bytes,
+                .fsize = fsize_for_disk(st->disk_bytes),
         };
         if (rq->tty) {
                 spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = f->pty_slave;

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
+#include "../net/proxy.h"
 #include "../session/state.h"
 #include "../shared/buf.h"
 #include "../shared/error.h"
@@ -25,8 +26,12 @@ struct session_proc {
         pid_t pid;
         int pidfd;
         int ns[SESSION_NS_COUNT];
+        struct proxy_handle proxy; /* the egress proxy in proxy mode (net/proxy.h) */
 };
-#define SESSION_PROC_INIT {.pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}}
+#define SESSION_PROC_INIT                                                                          \
+        {                                                                                          \
+                .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .proxy = PROXY_HANDLE_INIT        \
+        }
 
 void session_ns_close(int ns[SESSION_NS_COUNT]);
 /* setns() into every namespace in ns (user first). */
@@ -41,7 +46,7 @@ struct cgroup_session;
  */
 int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
                   struct session_proc *out, struct sbx_error *e);
-/* SIGKILL the init (its whole pid namespace dies) and reap it. */
+/* SIGKILL the proxy and the init (its whole pid namespace dies) and reap them. */
 void session_kill(struct session_proc *p);
 
 /* Create a detached session: runtime entries, supervisor, init. Fills *st on success. */
@@ -55,19 +60,18 @@ int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fds, s
 struct cgroup_plan;
 /* Supervisor entry point, in the forked child of `create`. Never returns. */
 _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_plan *plan,
-                                int rtfd, int sessfd, int lockfd, const char *id,
-                                int report_fd);
+                                int rtfd, int sessfd, int lockfd, const char *id, int report_fd);
 
 /* One command to run in a session. */
 struct exec_request {
         char **argv;
-        const char *workdir;  /* NULL: the session's */
-        char **env_add;       /* exec -e K=V */
-        bool interactive;     /* -i */
-        bool tty;             /* -T */
-        uint64_t timeout_ms;  /* 0: the session's */
-        bool capture;         /* --json: capture combined output instead of streaming */
-        uint64_t max_output;  /* capture cap in bytes; 0 = unlimited */
+        const char *workdir; /* NULL: the session's */
+        char **env_add;      /* exec -e K=V */
+        bool interactive;    /* -i */
+        bool tty;            /* -T */
+        uint64_t timeout_ms; /* 0: the session's */
+        bool capture;        /* --json: capture combined output instead of streaming */
+        uint64_t max_output; /* capture cap in bytes; 0 = unlimited */
 };
 
 struct exec_result {
@@ -75,16 +79,21 @@ struct exec_result {
         bool timed_out;
         bool truncated;
         uint64_t duration_ms;
-        bool oom_killed; /* the session's memory limit killed the command (exit 137) */
-        struct buf output; /* captured output (capture mode) */
+        bool oom_killed;             /* the session's memory limit killed the command (exit 137) */
+        uint64_t output_bytes;       /* everything the command wrote to stdout/stderr */
+        struct buf output;           /* captured output (capture mode) */
         struct sbx_error exec_error; /* set when the command could not be started (126/127) */
 };
 
 /* Join the session with namespaces ns and state st, and run rq in it. */
 int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
-              const struct exec_request *rq,
-              struct exec_result *res, struct sbx_error *e);
+              const struct exec_request *rq, struct exec_result *res, struct sbx_error *e);
 
-/* exec by id or name: connect, get the init's pidfd, exec_join. */
-int exec_in_session(const char *id_or_name, const struct exec_request *rq,
-                    struct exec_result *res, struct sbx_error *e);
+/* The "exec" record of the audit log (fd < 0: none). r and e: exec_join's outcome. */
+void audit_write_exec(int fd, const struct session_state *st, const struct exec_request *rq,
+                      const struct exec_result *res, int64_t start_ms, int r,
+                      const struct sbx_error *e);
+
+/* exec by id or name: connect, get the init's pidfd, exec_join, write the audit record. */
+int exec_in_session(const char *id_or_name, const struct exec_request *rq, struct exec_result *res,
+                    struct sbx_error *e);

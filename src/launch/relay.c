@@ -38,10 +38,11 @@ struct relay {
 
 static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
 {
+        r->res->output_bytes += n; /* what the command wrote, before any cap (audit log) */
         if (!r->rq->capture && r->rq->max_output) {
                 /* streamed output honours --max-output too; the rest is read and dropped */
-                uint64_t left = r->streamed < r->rq->max_output ? r->rq->max_output - r->streamed
-                                                                : 0;
+                uint64_t left =
+                    r->streamed < r->rq->max_output ? r->rq->max_output - r->streamed : 0;
                 if (left < n) {
                         n = (size_t)left;
                         r->res->truncated = true;
@@ -52,8 +53,8 @@ static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
                 size_t room = n;
                 if (r->rq->max_output) {
                         size_t left = r->rq->max_output > r->res->output.len
-                                              ? r->rq->max_output - r->res->output.len
-                                              : 0;
+                                          ? r->rq->max_output - r->res->output.len
+                                          : 0;
                         if (left < n) {
                                 room = left;
                                 r->res->truncated = true;
@@ -248,11 +249,11 @@ int relay_run(struct exec_fds *f, const struct exec_request *rq, uint64_t timeou
 
         while (!r.got_exit && !r.ended) {
                 struct pollfd p[5] = {
-                        {.fd = f->status[0], .events = POLLIN},
-                        {.fd = r.src_out, .events = POLLIN},
-                        {.fd = r.src_err, .events = POLLIN},
-                        {.fd = r.stdin_open ? STDIN_FILENO : -1, .events = POLLIN},
-                        {.fd = r.sigfd, .events = POLLIN},
+                    {.fd = f->status[0], .events = POLLIN},
+                    {.fd = r.src_out, .events = POLLIN},
+                    {.fd = r.src_err, .events = POLLIN},
+                    {.fd = r.stdin_open ? STDIN_FILENO : -1, .events = POLLIN},
+                    {.fd = r.sigfd, .events = POLLIN},
                 };
                 int n = poll(p, ARRAY_SIZE(p), remaining_ms(deadline));
                 if (n < 0 && errno != EINTR)

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../net/proxy.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
@@ -96,10 +97,12 @@ static int open_namespaces(const struct sbx_config *c, struct session_proc *p,
  */
 static int idmapped_usr(const struct sbx_config *c, const struct session_proc *p)
 {
-        if (geteuid() != 0 || (c->rootfs && strcmp(c->rootfs, "host") != 0))
+        /* With --image, the same for the image store's layers (root-owned files of images). */
+        const char *path = c->image_layers_dir ? c->image_layers_dir : "/usr";
+        if (geteuid() != 0 || (!c->image_layers_dir && c->rootfs && strcmp(c->rootfs, "host") != 0))
                 return -1;
-        _cleanup_close_ int tree = open_tree(AT_FDCWD, "/usr", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                                       AT_RECURSIVE);
+        _cleanup_close_ int tree =
+            open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
         struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV,
                                .userns_fd = (uint64_t)p->ns[NS_USER]};
         if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
@@ -109,6 +112,7 @@ static int idmapped_usr(const struct sbx_config *c, const struct session_proc *p
 
 void session_kill(struct session_proc *p)
 {
+        proxy_stop(&p->proxy);
         session_ns_close(p->ns);
         if (p->pidfd >= 0)
                 (void)sys_pidfd_send_signal(p->pidfd, SIGKILL);

@@ -17,11 +17,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../net/proxy.h"
+#include "../session/audit.h"
 #include "../session/runtime.h"
 #include "../shared/macros.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
+#include "audit_create.h"
 #include "cgroup.h"
 #include "launch.h"
 
@@ -35,8 +38,10 @@ struct supervisor {
         struct session_state st;
         struct session_proc init;
         int epfd, listenfd, timerfd, sigfd;
-        int busy;             /* exec connections open */
-        bool expiry_pending;  /* the TTL ran out while execs were running */
+        int auditfd;                 /* the session's audit log (O_APPEND) */
+        char *audit_path;            /* when [audit] dir is set; borrowed by st */
+        int busy;                    /* exec connections open */
+        bool expiry_pending;         /* the TTL ran out while execs were running */
         bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
 };
 
@@ -72,6 +77,19 @@ static int listen_ctl(struct supervisor *s, struct sbx_error *e)
         return 0;
 }
 
+/* An audit dir that cannot take the log fails the create: a session is never unaudited. */
+static int open_audit(struct supervisor *s, struct sbx_error *e)
+{
+        s->auditfd = audit_create(s->sessfd, s->cfg->audit_dir, s->st.id, &s->audit_path);
+        if (s->auditfd < 0)
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", -s->auditfd,
+                                "cannot create the audit log in '%s' ([audit] dir): make it a "
+                                "directory of yours, not writable by others",
+                                s->cfg->audit_dir ? s->cfg->audit_dir : "the runtime dir");
+        s->st.audit_path = s->audit_path;
+        return 0;
+}
+
 static int epoll_add(int epfd, int fd)
 {
         struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
@@ -101,6 +119,8 @@ static int setup(struct supervisor *s, struct sbx_error *e)
                 return r;
         if ((r = listen_ctl(s, e)) < 0)
                 return r;
+        if ((r = open_audit(s, e)) < 0)
+                return r;
         s->st.init_pid = s->init.pid;
         s->st.supervisor_pid = getpid();
         s->st.supervisor_start = proc_start_time(getpid());
@@ -110,7 +130,12 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         if (epoll_add(s->epfd, s->listenfd) < 0 || epoll_add(s->epfd, s->timerfd) < 0 ||
             epoll_add(s->epfd, s->sigfd) < 0 || epoll_add(s->epfd, s->init.pidfd) < 0)
                 return sbx_internal(e, errno, "failed to set up the supervisor's event loop");
-        return 0;
+        if (audit_write_create(s->auditfd, &s->st, s->cfg, s->plan) < 0)
+                return sbx_internal(e, errno, "failed to write the audit log");
+        audit_write_warnings(s->auditfd, s->st.id, s->cfg);
+        /* the proxy writes one "net" record per connection into the same log */
+        return proxy_start(s->cfg, s->init.ns[NS_USER], s->init.ns[NS_NET], s->st.id, s->auditfd,
+                           &s->init.proxy, e);
 }
 
 /* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
@@ -125,8 +150,9 @@ static void teardown(struct supervisor *s)
 }
 
 /* The end of a session, whatever the reason: nothing of it is left afterwards. */
-_noreturn_ static void end_session(struct supervisor *s)
+_noreturn_ static void end_session(struct supervisor *s, const char *reason, const char *detail)
 {
+        audit_end(s->auditfd, s->st.id, reason, detail);
         teardown(s);
         _exit(0);
 }
@@ -178,7 +204,7 @@ static void close_client(struct supervisor *s, int fd)
         }
         close(fd);
         if (s->busy == 0 && s->expiry_pending)
-                end_session(s);
+                end_session(s, "expired", "the TTL ran out while commands were running");
 }
 
 static void handle_request(struct supervisor *s, int fd)
@@ -209,6 +235,7 @@ static void handle_request(struct supervisor *s, int fd)
                          (unsigned long long)s->st.ttl_sec);
                 send_reply(fd, reply);
         } else if (strcmp(req, "DESTROY") == 0) {
+                audit_end(s->auditfd, s->st.id, "destroyed", NULL);
                 teardown(s);
                 send_reply(fd, "OK");
                 _exit(0);
@@ -238,11 +265,13 @@ _noreturn_ static void event_loop(struct supervisor *s)
                 struct epoll_event ev[32];
                 int n = epoll_wait(s->epfd, ev, ARRAY_SIZE(ev), -1);
                 if (n < 0 && errno != EINTR)
-                        end_session(s);
+                        end_session(s, "crashed", "the supervisor's event loop failed");
                 for (int i = 0; i < n; i++) {
                         int fd = ev[i].data.fd;
-                        if (fd == s->init.pidfd || fd == s->sigfd) {
-                                end_session(s); /* the init died, or we were told to stop */
+                        if (fd == s->init.pidfd) {
+                                end_session(s, "crashed", "the session init exited");
+                        } else if (fd == s->sigfd) {
+                                end_session(s, "destroyed", "the supervisor was signalled");
                         } else if (fd == s->timerfd) {
                                 uint64_t ticks;
                                 if (read(s->timerfd, &ticks, sizeof(ticks)) < 0)
@@ -250,7 +279,7 @@ _noreturn_ static void event_loop(struct supervisor *s)
                                 if (s->st.ttl_sec == 0)
                                         continue;
                                 if (s->busy == 0)
-                                        end_session(s);
+                                        end_session(s, "expired", NULL);
                                 s->expiry_pending = true;
                         } else if (fd == s->listenfd) {
                                 accept_client(s);
@@ -262,18 +291,23 @@ _noreturn_ static void event_loop(struct supervisor *s)
 }
 
 _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_plan *plan,
-                                int rtfd, int sessfd, int lockfd, const char *id,
-                                int report_fd)
+                                int rtfd, int sessfd, int lockfd, const char *id, int report_fd)
 {
-        struct supervisor s = {.cfg = c, .plan = plan, .cg = CGROUP_SESSION_INIT, .rtfd = rtfd,
-                               .sessfd = sessfd, .init = SESSION_PROC_INIT, .listenfd = -1};
+        struct supervisor s = {.cfg = c,
+                               .plan = plan,
+                               .cg = CGROUP_SESSION_INIT,
+                               .rtfd = rtfd,
+                               .sessfd = sessfd,
+                               .init = SESSION_PROC_INIT,
+                               .listenfd = -1,
+                               .auditfd = -1};
         struct sbx_error e = {0};
 
         setsid();
         detach_stdio();
         /* Whatever the caller leaked stays with the caller (a pipe held open here would make
          * `$(sbx create)` or a test harness wait forever). */
-        int keep[] = {rtfd, sessfd, lockfd, report_fd};
+        int keep[] = {rtfd, sessfd, lockfd, report_fd, c->image_lock_fd /* image in use */};
         close_all_except(keep, ARRAY_SIZE(keep));
         (void)prctl(PR_SET_NAME, "sbx-supervisor");
         (void)lockfd; /* held open (and locked) for the whole life of this process */
@@ -300,6 +334,8 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         close(report_fd);
         event_loop(&s);
 fail:
+        if (s.audit_path)
+                (void)unlink(s.audit_path); /* a session that never was leaves no log */
         cgroup_session_kill(&s.cg);
         session_kill(&s.init);
         cgroup_session_remove(&s.cg);

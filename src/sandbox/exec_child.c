@@ -80,6 +80,26 @@ static int step_rlimits(const struct exec_spec *s, struct sbx_error *e)
         return 0;
 }
 
+/*
+ * The payload is the OOM killer's first choice, before sbx's own processes of the session (the
+ * init, the per-exec reapers). The kernel picks the victim by resident size, and tmpfs pages
+ * (/tmp, /workspace, /dev/shm) belong to no process: a small command that fills /tmp up to
+ * --memory would otherwise have the session's init killed, and the session with it (seen with
+ * the larger ASan-built sbx; possible with any build). Raising one's own oom_score_adj needs
+ * no privilege, but this process is non-dumpable, so its /proc files belong to host root: this
+ * runs before the uid change and works when sbx runs as root. Otherwise (an unprivileged sbx)
+ * the kernel's default choice stays. The payload may lower the value again to where it was,
+ * which only puts its own session at risk.
+ */
+static int step_oom_first(const struct exec_spec *s, struct sbx_error *e)
+{
+        _cleanup_close_ int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (fd >= 0)
+                (void)write_all(fd, "1000", 4);
+        return 0;
+        (void)s, (void)e;
+}
+
 static int step_close_fds(const struct exec_spec *s, struct sbx_error *e)
 {
         /* Everything above 2 is closed at execve, whatever the caller leaked (CVE-2024-21626);
@@ -99,6 +119,8 @@ _noreturn_ void exec_child_run(const struct exec_spec *s)
         int r = step_stdio(s, &e);
         if (r == 0)
                 r = step_session(s, &e);
+        if (r == 0)
+                r = step_oom_first(s, &e);
         if (r == 0)
                 r = creds_become_sandbox_user(&e);
         if (r == 0)

@@ -19,7 +19,7 @@
 
 static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error *e)
 {
-        struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1};
+        struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1};
 
         /* #1: the supervisor has written our uid/gid maps (and opened our namespaces) */
         int r = sync_wait_fd(sync_fd, "the supervisor", &src.usr_tree_fd, e);

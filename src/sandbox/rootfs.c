@@ -15,6 +15,7 @@ void rootfs_sources_close(struct rootfs_sources *s)
 {
         closep(&s->base_fd);
         closep(&s->usr_tree_fd);
+        closep(&s->layers_fd);
         for (size_t i = 0; i < s->n_volumes; i++)
                 closep(&s->volume_fds[i]);
         free(s->volume_fds);
@@ -25,13 +26,18 @@ void rootfs_sources_close(struct rootfs_sources *s)
 int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struct sbx_error *e)
 {
         int usr_tree = src->usr_tree_fd;
-        *src = (struct rootfs_sources){.base_fd = -1, .usr_tree_fd = usr_tree};
+        *src = (struct rootfs_sources){.base_fd = -1, .usr_tree_fd = usr_tree, .layers_fd = -1};
 
         /* Nothing we mount from here on may propagate back to the host. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return sbx_internal(e, errno, "failed to make the mount namespace private");
 
-        if (c->rootfs && strcmp(c->rootfs, "host") != 0) {
+        if (c->image_layers_dir) {
+                src->layers_fd = open(c->image_layers_dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (src->layers_fd < 0)
+                        return sbx_fail(e, EXIT_FAILED, "not_found", errno,
+                                        "failed to open the layers of image '%s'", c->image);
+        } else if (c->rootfs && strcmp(c->rootfs, "host") != 0) {
                 src->base_fd = open(c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (src->base_fd < 0)
                         return sbx_fail(e, EXIT_USAGE, "usage", errno,
@@ -144,6 +150,58 @@ static int mount_custom_base(const struct sbx_config *c, const struct rootfs_sou
         return 0;
 }
 
+/*
+ * --image: the new root is an overlay of the image's layers (read-only lower layers, shared by
+ * every session of the image, never copied) with the upper in the writable layer. As root the
+ * layers come through the idmapped clone of the store the supervisor made (root-owned image
+ * files stay root's inside); otherwise straight from the store (the caller's own files).
+ * Layers are added one by one with "lowerdir+" (Linux 6.8), top first.
+ */
+static int mount_image_base(const struct sbx_config *c, const struct rootfs_sources *src,
+                            int newrootfd, struct sbx_error *e)
+{
+        char base[64];
+        if (src->usr_tree_fd >= 0) {
+                if (mkdir("/lower-img", 0700) < 0)
+                        return sbx_internal(e, errno, "failed to create the image lower dir");
+                _cleanup_close_ int lt = open("/lower-img", O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (lt < 0 || move_mount(src->usr_tree_fd, "", lt, "",
+                                         MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                        return sbx_internal(e, errno, "failed to attach the image's layers");
+                snprintf(base, sizeof(base), "/lower-img");
+        } else
+                snprintf(base, sizeof(base), "/oldroot/proc/self/fd/%d", src->layers_fd);
+        size_t n = 0;
+        while (c->image_layers[n])
+                n++;
+        if (mkdir("/upper/root", 0755) < 0 || mkdir("/work/root", 0755) < 0)
+                return sbx_internal(e, errno, "failed to create the root overlay dirs");
+        _cleanup_free_ const char **opts = calloc(2 * n + 10, sizeof(char *));
+        _cleanup_free_ char *paths = malloc(n * 160);
+        if (!opts || !paths)
+                return -ENOMEM;
+        size_t k = 0;
+        for (size_t i = n; i-- > 0;) {
+                char *p = paths + (n - 1 - i) * 160;
+                snprintf(p, 160, "%s/%s", base, c->image_layers[i]);
+                opts[k++] = "lowerdir+";
+                opts[k++] = p;
+        }
+        const char *tail[] = {"upperdir",   "/upper/root", "workdir",
+                              "/work/root", "userxattr",   NULL};
+        for (size_t i = 0; i < ARRAY_SIZE(tail); i++)
+                opts[k++] = tail[i];
+        opts[k++] = NULL;
+        struct sbx_error sub = {0};
+        if (mnt_new_fs("overlay", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, newrootfd, c->image,
+                       &sub) < 0)
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", 0,
+                                "overlayfs of the image's layers is not available here (%s; "
+                                "needs Linux 6.8+ for lowerdir+)",
+                                sub.message);
+        return 0;
+}
+
 static int bind_layer_dir(int rootfd, const char *layer_dir, const char *target,
                           struct sbx_error *e)
 {
@@ -225,8 +283,9 @@ static int open_newroot(const struct sbx_config *c, const struct rootfs_sources 
         _cleanup_close_ int t = open("/newroot", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (t < 0)
                 return sbx_internal(e, errno, "failed to open the new root");
-        int r = src->base_fd >= 0 ? mount_custom_base(c, src, t, e)
-                                  : mnt_bind(t, t, MNT_SECURE, "/", e);
+        int r = src->layers_fd >= 0 ? mount_image_base(c, src, t, e)
+                : src->base_fd >= 0 ? mount_custom_base(c, src, t, e)
+                                    : mnt_bind(t, t, MNT_SECURE, "/", e);
         if (r < 0)
                 return r;
         /* Re-open: the fd must refer to the mount just stacked on /newroot. */
@@ -247,7 +306,7 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
         if (hostfd < 0)
                 return sbx_internal(e, errno, "failed to open the host root");
 
-        if (src->base_fd < 0) {
+        if (src->base_fd < 0 && src->layers_fd < 0) {
                 if ((r = setup_usr(c, src, rootfd, e)) < 0 || (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
                     (r = rootfs_setup_etc(c, rootfd, hostfd, e)) < 0)
                         return r;

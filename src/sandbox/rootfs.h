@@ -11,7 +11,9 @@
 /* Host-side sources, opened while the init still has the caller's own file access rights. */
 struct rootfs_sources {
         int base_fd;     /* O_PATH of --rootfs DIR, or -1 for the host base */
-        int usr_tree_fd; /* a detached, idmapped clone of the host's /usr, or -1 */
+        int usr_tree_fd; /* a detached, idmapped clone of the host's /usr (with --image: of the
+                            image store's layers/), or -1 */
+        int layers_fd;   /* O_PATH of the image store's layers/ (--image), or -1 */
         int *volume_fds; /* one O_PATH fd per config mount; -1 = skipped */
         size_t n_volumes;
 };

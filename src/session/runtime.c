@@ -11,6 +11,7 @@
 #include "../launch/cgroup.h"
 #include "../shared/macros.h"
 #include "../shared/util.h"
+#include "audit.h"
 #include "state.h"
 
 static int runtime_path(char *out, size_t n)
@@ -181,8 +182,8 @@ void runtime_remove_session(int rtfd, const char *id)
 
 static void reap_stale_names(int rtfd)
 {
-        _cleanup_close_ int nfd = openat(rtfd, "names", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                                O_CLOEXEC);
+        _cleanup_close_ int nfd =
+            openat(rtfd, "names", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (nfd < 0)
                 return;
         _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(nfd));
@@ -202,6 +203,15 @@ static void reap_stale_names(int rtfd)
                     fstatat(rtfd, target, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         (void)unlinkat(dirfd(d), de->d_name, 0);
         }
+}
+
+/* A log kept in an audit dir outlives the session: say how it ended. */
+static void note_crash(int sfd, const struct session_state *dead)
+{
+        if (!dead->audit_path)
+                return;
+        _cleanup_close_ int fd = audit_open(sfd, dead);
+        audit_end(fd, dead->id, "crashed", "the session's supervisor died");
 }
 
 void runtime_reap_stale(int rtfd)
@@ -231,8 +241,10 @@ void runtime_reap_stale(int rtfd)
                 }
                 /* The dead session's cgroups, as its supervisor recorded them. */
                 _cleanup_state_ struct session_state dead = {0};
-                if (session_state_read(sfd, &dead) == 0)
+                if (session_state_read(sfd, &dead) == 0) {
                         cgroup_remove_recorded(&dead);
+                        note_crash(sfd, &dead);
+                }
                 runtime_remove_session(rtfd, de->d_name);
         }
         reap_stale_names(rtfd);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../net/proxy.h"
 #include "../shared/buf.h"
 #include "../shared/util.h"
 
@@ -19,8 +20,10 @@ void session_state_free(struct session_state *s)
         free(s->cgroup_v1_memory);
         free(s->cgroup_v1_pids);
         free(s->cgroup_v1_cpu);
+        free(s->audit_path);
         s->name = s->workdir = s->hostname = NULL;
         s->cgroup = s->cgroup_v1_memory = s->cgroup_v1_pids = s->cgroup_v1_cpu = NULL;
+        s->audit_path = NULL;
 }
 
 /* %-escape everything that is not printable ASCII, plus '%' itself. */
@@ -77,6 +80,8 @@ int session_state_format(const struct session_state *s, struct buf *b)
                 r |= put_kv(b, "cgroup_v1_pids", s->cgroup_v1_pids);
         if (s->cgroup_v1_cpu)
                 r |= put_kv(b, "cgroup_v1_cpu", s->cgroup_v1_cpu);
+        if (s->audit_path)
+                r |= put_kv(b, "audit", s->audit_path);
         for (char **e = s->env; e && *e; e++)
                 r |= put_kv(b, "env", *e);
         return r ? -ENOMEM : 0;
@@ -158,6 +163,7 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                      : strcmp(k, "cgroup_v1_memory") == 0 ? &s->cgroup_v1_memory
                      : strcmp(k, "cgroup_v1_pids") == 0   ? &s->cgroup_v1_pids
                      : strcmp(k, "cgroup_v1_cpu") == 0    ? &s->cgroup_v1_cpu
+                     : strcmp(k, "audit") == 0            ? &s->audit_path
                                                           : NULL;
         if (str) {
                 free(*str);
@@ -304,5 +310,18 @@ char **session_env_build(const struct sbx_config *c)
             "LANG=C.UTF-8",
             NULL,
         };
-        return env_merge(builtin, c->env);
+        /* proxy mode: every tool that honours the usual variables goes through the proxy */
+        static char *const proxied[] = {
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+            "HOME=/workspace",
+            "LANG=C.UTF-8",
+            "HTTP_PROXY=" PROXY_URL,
+            "HTTPS_PROXY=" PROXY_URL,
+            "http_proxy=" PROXY_URL,
+            "https_proxy=" PROXY_URL,
+            "NO_PROXY=localhost,127.0.0.1",
+            "no_proxy=localhost,127.0.0.1",
+            NULL,
+        };
+        return env_merge(c->net == SBX_NET_PROXY ? proxied : builtin, c->env);
 }

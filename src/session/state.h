@@ -40,6 +40,8 @@ struct session_state {
         char *cgroup_v1_memory; /* cgroup v1, per controller that v2 does not provide */
         char *cgroup_v1_pids;
         char *cgroup_v1_cpu;
+        /* The audit log when [audit] dir is set (absolute); NULL: $RT/<id>/audit.jsonl. */
+        char *audit_path;
 };
 
 void session_state_free(struct session_state *s);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # The cgroup v2 cases of sbx's limits (--memory, --pids, --cpus, cgroup.kill teardown, a
-# delegated leaf), run as root in the pure-cgroup-v2 VM of ../shared/vmtest, in one boot.
+# delegated leaf, and the resource attacks of 330-resources.bats that depend on cgroups),
+# run as root in the pure-cgroup-v2 VM of ../shared/vmtest, in one boot.
 #
 #   bash tests/vm/run-v2.sh          (from the repo root, as root, after building build/)
 #
@@ -138,6 +139,38 @@ sbx exec "$id" sh -c 'kill -9 -1'
 out=$(sbx exec "$id" echo recovered)
 [ "$out" = recovered ]
 t "an exec in the full session kills the bomb; the next exec works"
+
+# ---- resource attacks of tests/330-resources.bats that depend on cgroup v2 --------------------
+id2=$(sbx create --read-only --memory 32M --cpus 0.5)
+cg2=$(state_key "$id2" cgroup)
+init2=$(state_key "$id2" init_pid)
+# tmpfs pages belong to no process: a writer smaller than the init (head) fills /tmp up to the
+# limit, and the OOM kill must take the exec's group, never the session's init.
+out=$(sbx exec --json "$id2" sh -c 'head -c 1G /dev/zero > /tmp/fill')
+code=$?
+peak=$(cat "$cg2/memory.peak" 2>/dev/null || echo "?")
+diag "tmpfs fill at --memory 32M: exit $code, memory.peak $peak (asked 33554432)," \
+        "$(stat -c %s "/proc/$init2/root/tmp/fill" 2>/dev/null || echo '?') bytes kept"
+[ "$code" = 137 ] && [[ $out == *'"oom_killed":true'* ]] && kill -0 "$init2"
+t "tmpfs fill: the writer is OOM-killed (oom_killed true), the init lives"
+[ "$peak" != "?" ] && [ "$peak" -le 33554432 ]
+t "tmpfs fill: memory.peak stayed at the limit"
+for i in 1 2 3 4 5; do sbx exec "$id2" rm -f /tmp/fill 2> /dev/null && break; done
+[ "$(sbx exec "$id2" echo alive)" = alive ]
+t "tmpfs fill: after rm (attempt $i) a later exec works"
+
+# Every CPU spinning for 3 s at --cpus 0.5: the session's usage_usec over the wall time.
+u0=$(cg_key "$cg2/cpu.stat" usage_usec)
+w0=$(date +%s%N)
+sbx exec "$id2" sh -c 'for i in 1 2 3 4; do timeout 3 sh -c "while :; do :; done" & done; wait'
+w1=$(date +%s%N)
+u1=$(cg_key "$cg2/cpu.stat" usage_usec)
+share=$(awk -v u=$((u1 - u0)) -v w=$(((w1 - w0) / 1000)) 'BEGIN { printf "%.3f", u / w }')
+diag "cpu spin, 4 spinners on $(nproc) CPUs: cgroup usage $share of a CPU (asked 0.5)," \
+        "nr_throttled $(cg_key "$cg2/cpu.stat" nr_throttled)"
+awk -v s="$share" 'BEGIN { exit !(s > 0.05 && s < 0.75) }'
+t "cpu spin at --cpus 0.5: the session's cpu.stat usage stays near half a CPU"
+sbx destroy "$id2"
 
 # ---- teardown: destroy with a background process; cgroup.kill --------------------------------
 sbx exec "$id" sh -c 'sleep 1000 > /dev/null 2>&1 &'

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Images (docs/DESIGN.md, "Images"): a content-addressed store of unpacked layers, image
+ * records and tags; import from OCI layouts, oci-archive and docker-save tars and plain rootfs
+ * tarballs; resolving an image for a session. Nothing here prints.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../config/config.h"
+#include "../shared/error.h"
+
+/* Bounds of one import (all layers together), documented in sbx.1. */
+#define IMAGE_MAX_UNPACKED (UINT64_C(32) << 30) /* logical bytes of every entry */
+#define IMAGE_MAX_ENTRIES 2000000u
+#define IMAGE_MAX_LAYERS 128u
+#define IMAGE_MAX_JSON (4u << 20) /* a manifest, index or config */
+
+#define DIGEST_HEX_LEN 64
+
+/* One image as `image list` shows it. */
+struct image_info {
+        char *name, *tag;
+        char id[DIGEST_HEX_LEN + 1];
+        char **layers; /* layer ids (sha256 hex of the blob), lowest first */
+        char **env;    /* the image config's Env, "K=V" */
+        char *workdir; /* its WorkingDir, NULL when unset */
+        uint64_t size; /* logical bytes unpacked */
+        int64_t created_at;
+        bool in_use; /* a session holds it (list only) */
+};
+void image_info_free(struct image_info *i);
+
+/* The store: $SBX_IMAGE_STORE, else /var/lib/sbx as root, else $XDG_DATA_HOME/sbx, else
+ * ~/.local/share/sbx. Opened (created when missing) as a directory fd. */
+int image_store_path(char **ret);
+int image_store_open(bool create, int *ret_fd, struct sbx_error *e);
+
+/* Import SOURCE as NAME[:TAG] (TAG "latest" when omitted). Fills *ret on success. */
+int image_import(const char *ref, const char *source, struct image_info *ret, struct sbx_error *e);
+/* Every tagged image, sorted by name and tag. */
+int image_list(struct image_info **ret, size_t *ret_n, struct sbx_error *e);
+void image_list_free(struct image_info *v, size_t n);
+/* Remove the tag; refused (exit 1) while a session uses the image. Unused layers go. */
+int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e);
+
+/*
+ * For create/run: look up c->image, hold it (a shared lock kept in c->image_lock_fd for the
+ * session's life: `image rm` is refused meanwhile), fill c->image_layers_dir/c->image_layers,
+ * and apply the image's Env (below [env]/--env) and WorkingDir (unless --workdir was given).
+ */
+int image_use(struct sbx_config *c, struct sbx_error *e);
+
+/* Split "NAME[:TAG]" (already syntax-checked) into name and tag ("latest"). */
+int image_ref_split(const char *ref, char **ret_name, char **ret_tag);

@@ -1,0 +1,315 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `image import`, `image list`, `image rm` on the store (store.c). An import works in a
+ * private directory under $STORE/tmp and commits in this order: new layers renamed into
+ * layers/, the record written (temp file + rename), the tag renamed into place. A failure
+ * before the tag moves the new layers back out and removes them: no half-imported image is
+ * ever visible, and the next import or rm sweeps tmp/ if sbx itself was killed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/util.h"
+#include "image-internal.h"
+
+int image_ref_split(const char *ref, char **ret_name, char **ret_tag)
+{
+        const char *colon = strchr(ref, ':');
+        char *name = colon ? strndup(ref, (size_t)(colon - ref)) : strdup(ref);
+        char *tag = strdup(colon ? colon + 1 : "latest");
+        if (!name || !tag) {
+                free(name);
+                free(tag);
+                return -ENOMEM;
+        }
+        *ret_name = name;
+        *ret_tag = tag;
+        return 0;
+}
+
+struct import {
+        int storefd, layersfd, workfd;
+        char work[64]; /* tmp/<this import> */
+        struct image_manifest m;
+        char **moved; /* layers this import added to layers/ */
+};
+
+static int make_workdir(struct import *im, struct sbx_error *e)
+{
+        uint64_t rnd = 0;
+        if (getrandom(&rnd, sizeof(rnd), 0) < 0)
+                rnd = (uint64_t)now_monotonic_ms();
+        snprintf(im->work, sizeof(im->work), "tmp/import-%d-%016llx", (int)getpid(),
+                 (unsigned long long)rnd);
+        if (mkdirat(im->storefd, im->work, 0700) < 0)
+                return sbx_internal(e, errno, "failed to create a scratch directory in the store");
+        im->workfd = openat(im->storefd, im->work, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (im->workfd < 0 || mkdirat(im->workfd, "src", 0700) < 0)
+                return sbx_internal(e, errno, "failed to create a scratch directory in the store");
+        return 0;
+}
+
+static bool layer_present(int layersfd, const char *hex)
+{
+        struct stat st;
+        return hex[0] && fstatat(layersfd, hex, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISDIR(st.st_mode);
+}
+
+/* Unpack layer i (unless the store has it) and move it into layers/. */
+static int import_layer(struct import *im, size_t i, struct unpack_budget *b, struct sbx_error *e)
+{
+        char *hex = im->m.layers[i];
+        if (layer_present(im->layersfd, hex))
+                return 0;
+        char dir[32], what[128], got[DIGEST_HEX_LEN + 1];
+        snprintf(dir, sizeof(dir), "layer-%zu", i);
+        if (hex[0])
+                snprintf(what, sizeof(what), "layer %zu of %zu (sha256:%.12s)", i + 1,
+                         im->m.n_layers, hex);
+        else
+                snprintf(what, sizeof(what), "the root filesystem tarball");
+        if (mkdirat(im->workfd, dir, 0755) < 0)
+                return sbx_internal(e, errno, "failed to create '%s' in the store", dir);
+        _cleanup_close_ int destfd =
+            openat(im->workfd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (destfd < 0)
+                return sbx_internal(e, errno, "failed to open '%s' in the store", dir);
+        int r = layer_unpack(im->m.layer_fds[i], destfd, what, hex[0] ? hex : NULL, got, b, e);
+        if (r < 0)
+                return r;
+        if (!hex[0]) {
+                memcpy(hex, got, sizeof(got));
+                if (!im->m.id[0])
+                        memcpy(im->m.id, got, sizeof(got));
+                if (layer_present(im->layersfd, hex))
+                        return 0; /* the same tarball again */
+        }
+        if (renameat(im->workfd, dir, im->layersfd, hex) < 0)
+                return sbx_internal(e, errno, "failed to add a layer to the store");
+        char *s = strdup(hex);
+        if (!s || strv_add(&im->moved, s) < 0) {
+                free(s);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+static void rollback(struct import *im)
+{
+        for (size_t i = 0; im->moved && im->moved[i]; i++) {
+                char back[96];
+                snprintf(back, sizeof(back), "undo-%zu", i);
+                if (renameat(im->layersfd, im->moved[i], im->workfd, back) < 0)
+                        (void)store_rmtree(im->layersfd, im->moved[i]);
+        }
+}
+
+static int commit(struct import *im, const char *name, const char *tag, struct image_info *info,
+                  struct sbx_error *e)
+{
+        info->size = 0;
+        for (size_t i = 0; i < im->m.n_layers; i++) {
+                struct stat st;
+                if (fstat(im->m.layer_fds[i], &st) == 0)
+                        info->size += (uint64_t)st.st_size;
+                char *s = strdup(im->m.layers[i]);
+                if (!s || strv_add(&info->layers, s) < 0) {
+                        free(s);
+                        return -ENOMEM;
+                }
+        }
+        memcpy(info->id, im->m.id, sizeof(info->id));
+        info->env = TAKE_PTR(im->m.env);
+        info->workdir = TAKE_PTR(im->m.workdir);
+        info->created_at = now_realtime_sec();
+        if (!(info->name = strdup(name)) || !(info->tag = strdup(tag)))
+                return -ENOMEM;
+        /* An existing record of the same id is left alone: sessions hold locks on it. */
+        char path[128];
+        snprintf(path, sizeof(path), "images/%s.json", info->id);
+        bool existed = faccessat(im->storefd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+        int r = existed ? 0 : store_record_write(im->storefd, info);
+        if (r < 0)
+                return sbx_internal(e, -r, "failed to write the image record");
+        r = store_tag_set(im->storefd, name, tag, info->id);
+        if (r < 0) {
+                if (!existed)
+                        (void)unlinkat(im->storefd, path, 0);
+                return sbx_internal(e, -r, "failed to tag the image");
+        }
+        return 0;
+}
+
+int image_import(const char *ref, const char *source, struct image_info *ret, struct sbx_error *e)
+{
+        _cleanup_free_ char *name = NULL, *tag = NULL;
+        if (image_ref_split(ref, &name, &tag) < 0)
+                return -ENOMEM;
+        struct import im = {.storefd = -1, .layersfd = -1, .workfd = -1};
+        _cleanup_close_ int lockfd = -1, scratch = -1;
+        struct image_info info = {0};
+        struct unpack_budget b = {0};
+        int r = image_store_open(true, &im.storefd, e);
+        if (r == 0)
+                r = store_lock(im.storefd, &lockfd, e);
+        if (r < 0)
+                goto out;
+        store_gc(im.storefd); /* what a killed import left in tmp/ */
+        im.layersfd = openat(im.storefd, "layers", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (im.layersfd < 0) {
+                r = sbx_internal(e, errno, "failed to open the store's layers");
+                goto out;
+        }
+        if ((r = make_workdir(&im, e)) < 0)
+                goto out;
+        scratch = openat(im.workfd, "src", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        r = scratch < 0 ? sbx_internal(e, errno, "failed to open the scratch directory")
+                        : image_source_open(source, tag, scratch, &im.m, e);
+        for (size_t i = 0; r == 0 && i < im.m.n_layers; i++)
+                r = import_layer(&im, i, &b, e);
+        if (r == 0)
+                r = commit(&im, name, tag, &info, e);
+        if (r < 0) {
+                image_info_free(&info);
+                rollback(&im);
+        } else
+                *ret = info;
+out:
+        if (im.workfd >= 0) {
+                closep(&im.workfd);
+                _cleanup_close_ int tmpfd =
+                    openat(im.storefd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (tmpfd >= 0)
+                        (void)store_rmtree(tmpfd, im.work + 4);
+        }
+        image_manifest_free(&im.m);
+        strv_freep(&im.moved);
+        closep(&im.layersfd);
+        closep(&im.storefd);
+        return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+}
+
+/* "name+with+slashes:tag" back into name and tag. */
+static int parse_tag_file(const char *file, struct image_info *i)
+{
+        const char *colon = strrchr(file, ':');
+        if (!colon)
+                return -EINVAL;
+        i->name = strndup(file, (size_t)(colon - file));
+        i->tag = strdup(colon + 1);
+        if (!i->name || !i->tag)
+                return -ENOMEM;
+        for (char *p = i->name; *p; p++)
+                if (*p == '+')
+                        *p = '/';
+        return 0;
+}
+
+static int cmp_info(const void *a, const void *b)
+{
+        const struct image_info *x = a, *y = b;
+        int c = strcmp(x->name, y->name);
+        return c ? c : strcmp(x->tag, y->tag);
+}
+
+void image_list_free(struct image_info *v, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                image_info_free(&v[i]);
+        free(v);
+}
+
+static bool record_in_use(int storefd, const char *id)
+{
+        char path[128];
+        snprintf(path, sizeof(path), "images/%s.json", id);
+        _cleanup_close_ int fd = openat(storefd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0)
+                return false;
+        return errno == EWOULDBLOCK;
+}
+
+int image_list(struct image_info **ret, size_t *ret_n, struct sbx_error *e)
+{
+        *ret = NULL;
+        *ret_n = 0;
+        _cleanup_close_ int storefd = -1;
+        struct sbx_error sub = {0};
+        if (image_store_open(false, &storefd, &sub) < 0)
+                return sub.code && strcmp(sub.code, "not_found") == 0 ? 0 : (*e = sub, -EINVAL);
+        _cleanup_close_ int tagsfd = openat(storefd, "tags", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (tagsfd < 0)
+                return 0;
+        int dfd = fcntl(tagsfd, F_DUPFD_CLOEXEC, 3);
+        _cleanup_closedir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d)
+                return sbx_internal(e, errno, "failed to read the image store");
+        struct image_info *v = NULL;
+        size_t n = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                char id[DIGEST_HEX_LEN + 1];
+                ssize_t k = readlinkat(tagsfd, de->d_name, id, sizeof(id));
+                if (de->d_name[0] == '.' || k != DIGEST_HEX_LEN)
+                        continue;
+                id[k] = '\0';
+                struct image_info i;
+                if (store_record_read(storefd, id, &i) < 0)
+                        continue;
+                struct image_info *nv = realloc(v, (n + 1) * sizeof(*v));
+                if (!nv || parse_tag_file(de->d_name, &i) < 0) {
+                        image_info_free(&i);
+                        image_list_free(nv ? nv : v, n);
+                        return sbx_internal(e, ENOMEM, "out of memory");
+                }
+                i.in_use = record_in_use(storefd, id);
+                v = nv;
+                v[n++] = i;
+        }
+        if (n)
+                qsort(v, n, sizeof(*v), cmp_info);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e)
+{
+        _cleanup_free_ char *name = NULL, *tag = NULL;
+        if (image_ref_split(ref, &name, &tag) < 0)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        _cleanup_close_ int storefd = -1, lockfd = -1;
+        int r = image_store_open(false, &storefd, e);
+        if (r < 0)
+                return r;
+        if ((r = store_lock(storefd, &lockfd, e)) < 0)
+                return r;
+        char id[DIGEST_HEX_LEN + 1], path[128], tagpath[600], file[512];
+        if (store_tag_get(storefd, name, tag, id) < 0)
+                return sbx_fail(e, EXIT_FAILED, "not_found", 0, "no image '%s:%s'", name, tag);
+        snprintf(path, sizeof(path), "images/%s.json", id);
+        _cleanup_close_ int rec = openat(storefd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (rec >= 0 && flock(rec, LOCK_EX | LOCK_NB) < 0)
+                return sbx_fail(e, EXIT_FAILED, "exists", 0,
+                                "image '%s:%s' is in use by a session: destroy the session first",
+                                name, tag);
+        if (store_tag_file(name, tag, file, sizeof(file)) < 0)
+                return sbx_internal(e, ENAMETOOLONG, "bad image name");
+        snprintf(tagpath, sizeof(tagpath), "tags/%s", file);
+        if (unlinkat(storefd, tagpath, 0) < 0)
+                return sbx_internal(e, errno, "failed to remove the tag '%s:%s'", name, tag);
+        *ret = (struct image_info){.name = TAKE_PTR(name), .tag = TAKE_PTR(tag)};
+        memcpy(ret->id, id, sizeof(id));
+        closep(&rec); /* our own lock must not keep the record alive */
+        store_gc(storefd);
+        return 0;
+}

@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The image store (docs/DESIGN.md, "Images"):
+ *
+ *   $STORE/lock                  flock(LOCK_EX) around import and rm
+ *   $STORE/layers/<hex>/         one unpacked layer, named by the sha256 of its blob
+ *   $STORE/images/<id>.json      one image: its layers (lowest first), Env, WorkingDir, size;
+ *                                a session holds flock(LOCK_SH) on it for its whole life
+ *   $STORE/tags/<name>:<tag>     symlink -> <id> ('/' of the name stored as '+'); never followed
+ *   $STORE/tmp/                  imports in progress; emptied under the lock
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/util.h"
+#include "image-internal.h"
+
+int strv_add(char ***v, char *s)
+{
+        size_t n = strv_len(*v);
+        char **nv = realloc(*v, (n + 2) * sizeof(char *));
+        if (!nv)
+                return -ENOMEM;
+        nv[n] = s;
+        nv[n + 1] = NULL;
+        *v = nv;
+        return 0;
+}
+
+size_t strv_len(char *const *v)
+{
+        size_t n = 0;
+        while (v && v[n])
+                n++;
+        return n;
+}
+
+void image_info_free(struct image_info *i)
+{
+        free(i->name);
+        free(i->tag);
+        strv_freep(&i->layers);
+        strv_freep(&i->env);
+        free(i->workdir);
+        *i = (struct image_info){0};
+}
+
+int image_store_path(char **ret)
+{
+        const char *s = getenv("SBX_IMAGE_STORE");
+        char *p = NULL;
+        if (s && s[0]) {
+                if (s[0] != '/')
+                        return -EINVAL;
+                p = strdup(s);
+        } else if (geteuid() == 0)
+                p = strdup("/var/lib/sbx");
+        else if ((s = getenv("XDG_DATA_HOME")) && s[0] == '/') {
+                if (asprintf(&p, "%s/sbx", s) < 0)
+                        p = NULL;
+        } else {
+                const char *home = getenv("HOME");
+                struct passwd *pw = (!home || home[0] != '/') ? getpwuid(geteuid()) : NULL;
+                if (pw)
+                        home = pw->pw_dir;
+                if (!home || home[0] != '/')
+                        return -ENOENT;
+                if (asprintf(&p, "%s/.local/share/sbx", home) < 0)
+                        p = NULL;
+        }
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}
+
+/* mkdir -p: parents 0755, the store itself 0700. */
+static int mkdir_parents(const char *path)
+{
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        for (char *p = copy + 1; *p; p++) {
+                if (*p != '/')
+                        continue;
+                *p = '\0';
+                if (mkdir(copy, 0755) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = '/';
+        }
+        if (mkdir(copy, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        return 0;
+}
+
+int image_store_open(bool create, int *ret_fd, struct sbx_error *e)
+{
+        _cleanup_free_ char *path = NULL;
+        int r = image_store_path(&path);
+        if (r == -EINVAL)
+                return sbx_usage(e, "SBX_IMAGE_STORE must be an absolute path");
+        if (r < 0)
+                return sbx_internal(e, -r, "cannot find the image store (set SBX_IMAGE_STORE)");
+        if (create && (r = mkdir_parents(path)) < 0)
+                return sbx_unsupported(e, -r, "failed to create the image store '%s'", path);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT
+                           ? sbx_fail(e, EXIT_FAILED, "not_found", 0,
+                                      "no image store at '%s': import an image "
+                                      "first ('sbx image import')",
+                                      path)
+                           : sbx_unsupported(e, errno, "failed to open the image store '%s'", path);
+        /* Like the runtime dir: the caller's own, not writable by anybody else. */
+        struct stat st;
+        if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 022))
+                return sbx_unsupported(e, 0,
+                                       "refusing the image store '%s': it must be a directory "
+                                       "owned by uid %u and writable only by it",
+                                       path, (unsigned)geteuid());
+        static const char *const dirs[] = {"layers", "images", "tags", "tmp"};
+        for (size_t i = 0; create && i < ARRAY_SIZE(dirs); i++)
+                if (mkdirat(fd, dirs[i], 0700) < 0 && errno != EEXIST)
+                        return sbx_unsupported(e, errno, "failed to create '%s/%s'", path, dirs[i]);
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+int store_lock(int storefd, int *ret_lockfd, struct sbx_error *e)
+{
+        _cleanup_close_ int fd =
+            openat(storefd, "lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 || RETRY_EINTR(flock(fd, LOCK_EX)) < 0)
+                return sbx_internal(e, errno, "failed to lock the image store");
+        *ret_lockfd = TAKE_FD(fd);
+        return 0;
+}
+
+int store_tag_file(const char *name, const char *tag, char *out, size_t n)
+{
+        int len = snprintf(out, n, "%s:%s", name, tag);
+        if (len < 0 || (size_t)len >= n)
+                return -ENAMETOOLONG;
+        for (char *p = out; *p; p++)
+                if (*p == '/')
+                        *p = '+';
+        return 0;
+}
+
+int store_tag_get(int storefd, const char *name, const char *tag, char id[DIGEST_HEX_LEN + 1])
+{
+        char file[512], path[520];
+        if (store_tag_file(name, tag, file, sizeof(file)) < 0)
+                return -ENAMETOOLONG;
+        snprintf(path, sizeof(path), "tags/%s", file);
+        ssize_t n = readlinkat(storefd, path, id, DIGEST_HEX_LEN + 1);
+        if (n < 0)
+                return -errno;
+        if (n != DIGEST_HEX_LEN)
+                return -EINVAL;
+        id[n] = '\0';
+        return digest_hex_valid(id) ? 0 : -EINVAL;
+}
+
+int store_tag_set(int storefd, const char *name, const char *tag, const char *id)
+{
+        char file[512], path[520], tmp[540];
+        if (store_tag_file(name, tag, file, sizeof(file)) < 0)
+                return -ENAMETOOLONG;
+        snprintf(path, sizeof(path), "tags/%s", file);
+        snprintf(tmp, sizeof(tmp), "tmp/tag.%d", (int)getpid());
+        (void)unlinkat(storefd, tmp, 0);
+        if (symlinkat(id, storefd, tmp) < 0 || renameat(storefd, tmp, storefd, path) < 0) {
+                int r = -errno;
+                (void)unlinkat(storefd, tmp, 0);
+                return r;
+        }
+        return 0;
+}
+
+static int json_strv(struct json_object *o, const char *key, char ***ret)
+{
+        struct json_object *a;
+        if (!json_object_object_get_ex(o, key, &a) || !json_object_is_type(a, json_type_array))
+                return -EINVAL;
+        for (size_t i = 0; i < json_object_array_length(a); i++) {
+                const char *s = json_object_get_string(json_object_array_get_idx(a, i));
+                char *copy = s ? strdup(s) : NULL;
+                if (!copy || strv_add(ret, copy) < 0) {
+                        free(copy);
+                        return -ENOMEM;
+                }
+        }
+        return 0;
+}
+
+int store_record_read(int storefd, const char *id, struct image_info *ret)
+{
+        char path[128];
+        snprintf(path, sizeof(path), "images/%s.json", id);
+        _cleanup_buf_ struct buf b = {0};
+        int r = read_file_at(storefd, path, &b, IMAGE_MAX_JSON);
+        if (r < 0)
+                return r;
+        struct json_object *o = json_tokener_parse(b.data ? b.data : "");
+        if (!o)
+                return -EINVAL;
+        struct image_info i = {0};
+        memcpy(i.id, id, DIGEST_HEX_LEN + 1);
+        struct json_object *v;
+        r = json_strv(o, "layers", &i.layers);
+        if (r == 0)
+                r = json_strv(o, "env", &i.env);
+        if (r == 0 && json_object_object_get_ex(o, "workdir", &v) &&
+            json_object_is_type(v, json_type_string) &&
+            !(i.workdir = strdup(json_object_get_string(v))))
+                r = -ENOMEM;
+        if (json_object_object_get_ex(o, "size", &v))
+                i.size = (uint64_t)json_object_get_int64(v);
+        if (json_object_object_get_ex(o, "created", &v))
+                i.created_at = json_object_get_int64(v);
+        json_object_put(o);
+        for (size_t k = 0; r == 0 && i.layers && i.layers[k]; k++)
+                if (!digest_hex_valid(i.layers[k]))
+                        r = -EINVAL;
+        if (r == 0 && (!i.layers || !i.layers[0]))
+                r = -EINVAL;
+        if (r < 0) {
+                image_info_free(&i);
+                return r;
+        }
+        *ret = i;
+        return 0;
+}
+
+int store_record_write(int storefd, const struct image_info *i)
+{
+        _cleanup_buf_ struct buf b = {0};
+        buf_puts(&b, "{\"version\":1,\"layers\":[");
+        for (size_t k = 0; i->layers[k]; k++) {
+                buf_puts(&b, k ? "," : "");
+                json_cstr(&b, i->layers[k]);
+        }
+        buf_puts(&b, "],\"env\":[");
+        for (size_t k = 0; i->env && i->env[k]; k++) {
+                buf_puts(&b, k ? "," : "");
+                json_cstr(&b, i->env[k]);
+        }
+        buf_puts(&b, "],\"workdir\":");
+        if (i->workdir)
+                json_cstr(&b, i->workdir);
+        else
+                buf_puts(&b, "null");
+        buf_printf(&b, ",\"size\":%llu,\"created\":%lld}\n", (unsigned long long)i->size,
+                   (long long)i->created_at);
+        if (!b.data)
+                return -ENOMEM;
+        char path[128];
+        snprintf(path, sizeof(path), "images/%s.json", i->id);
+        return write_file_atomic_at(storefd, path, b.data, b.len, 0600);
+}
+
+int store_rmtree(int dirfd, const char *name)
+{
+        if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+                return 0;
+        if (errno != EISDIR && errno != EPERM)
+                return -errno;
+        /* an image's directory may be 0555: make it ours to empty (we own it) */
+        if (geteuid() != 0)
+                if (fchmodat(dirfd, name, 0700, 0) < 0 && errno != EPERM)
+                        return -errno;
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -errno;
+        }
+        struct dirent *de;
+        int r = 0;
+        while ((de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                int k = store_rmtree(fd, de->d_name);
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+/* Names in dir `sub` of the store, or NULL. */
+static char **list_dir(int storefd, const char *sub)
+{
+        int fd = openat(storefd, sub, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return NULL;
+        }
+        char **v = NULL;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                char *s = strdup(de->d_name);
+                if (!s || strv_add(&v, s) < 0) {
+                        free(s);
+                        break;
+                }
+        }
+        return v;
+}
+
+static bool strv_has(char *const *v, const char *s)
+{
+        for (size_t i = 0; v && v[i]; i++)
+                if (strcmp(v[i], s) == 0)
+                        return true;
+        return false;
+}
+
+void store_gc(int storefd)
+{
+        _cleanup_strv_ char **tmp = list_dir(storefd, "tmp");
+        _cleanup_close_ int tmpfd = openat(storefd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (size_t i = 0; tmpfd >= 0 && tmp && tmp[i]; i++)
+                (void)store_rmtree(tmpfd, tmp[i]);
+
+        /* records that no tag names and no session holds */
+        _cleanup_strv_ char **tags = list_dir(storefd, "tags"),
+                            **records = list_dir(storefd, "images");
+        _cleanup_strv_ char **named = NULL, **live_layers = NULL;
+        for (size_t i = 0; tags && tags[i]; i++) {
+                char path[600], id[DIGEST_HEX_LEN + 1];
+                snprintf(path, sizeof(path), "tags/%s", tags[i]);
+                ssize_t n = readlinkat(storefd, path, id, sizeof(id));
+                if (n == DIGEST_HEX_LEN) {
+                        id[n] = '\0';
+                        char *s = strdup(id);
+                        if (!s || strv_add(&named, s) < 0) {
+                                free(s);
+                                return; /* out of memory: remove nothing */
+                        }
+                }
+        }
+        for (size_t i = 0; records && records[i]; i++) {
+                char id[DIGEST_HEX_LEN + 1], path[128];
+                if (strlen(records[i]) != DIGEST_HEX_LEN + 5)
+                        continue;
+                snprintf(id, sizeof(id), "%.64s", records[i]);
+                snprintf(path, sizeof(path), "images/%s", records[i]);
+                if (!strv_has(named, id)) {
+                        _cleanup_close_ int fd =
+                            openat(storefd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+                                (void)unlinkat(storefd, path, 0);
+                                continue;
+                        }
+                }
+                struct image_info info;
+                if (store_record_read(storefd, id, &info) < 0)
+                        return; /* unreadable: keep every layer */
+                for (size_t k = 0; info.layers[k]; k++) {
+                        char *s = strdup(info.layers[k]);
+                        if (!s || strv_add(&live_layers, s) < 0) {
+                                free(s);
+                                image_info_free(&info);
+                                return;
+                        }
+                }
+                image_info_free(&info);
+        }
+        _cleanup_strv_ char **layers = list_dir(storefd, "layers");
+        _cleanup_close_ int layersfd =
+            openat(storefd, "layers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        /* moved out of layers/ first: a half-removed layer must never look complete */
+        for (size_t i = 0; layersfd >= 0 && tmpfd >= 0 && layers && layers[i]; i++) {
+                if (strv_has(live_layers, layers[i]))
+                        continue;
+                char gone[128];
+                snprintf(gone, sizeof(gone), "gc-%.64s", layers[i]);
+                if (renameat(layersfd, layers[i], tmpfd, gone) == 0)
+                        (void)store_rmtree(tmpfd, gone);
+        }
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A session's use of an image: the record is held with flock(LOCK_SH) for the session's whole
+ * life (create: by the supervisor, which keeps the fd; run: by the CLI), which is what makes
+ * `image rm` refuse, and keeps the record and so its layers out of the store's sweep.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "image-internal.h"
+
+/* The image's Env first: [env] and --env come after it and so override it. */
+static int merge_env(struct sbx_config *c, char **image_env)
+{
+        char **v = NULL;
+        for (size_t i = 0; image_env && image_env[i]; i++) {
+                char *s = strdup(image_env[i]);
+                if (!s || strv_add(&v, s) < 0) {
+                        free(s);
+                        strv_freep(&v);
+                        return -ENOMEM;
+                }
+        }
+        for (size_t i = 0; c->env && c->env[i]; i++) {
+                if (strv_add(&v, c->env[i]) < 0) {
+                        strv_freep(&v);
+                        return -ENOMEM;
+                }
+                c->env[i] = NULL; /* moved */
+        }
+        free(c->env);
+        c->env = v;
+        return 0;
+}
+
+/* Open and share-lock the record of `id`; -ENOENT when an rm removed it meanwhile. */
+static int hold_record(int storefd, const char *id)
+{
+        char path[128];
+        snprintf(path, sizeof(path), "images/%s.json", id);
+        _cleanup_close_ int fd = openat(storefd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        struct stat st;
+        if (RETRY_EINTR(flock(fd, LOCK_SH)) < 0 || fstat(fd, &st) < 0)
+                return -errno;
+        return st.st_nlink == 0 ? -ENOENT : TAKE_FD(fd);
+}
+
+int image_use(struct sbx_config *c, struct sbx_error *e)
+{
+        if (!c->image)
+                return 0;
+        _cleanup_free_ char *name = NULL, *tag = NULL, *store = NULL;
+        if (image_ref_split(c->image, &name, &tag) < 0 || image_store_path(&store) < 0)
+                return sbx_internal(e, ENOMEM, "cannot find the image store");
+        _cleanup_close_ int storefd = -1;
+        struct sbx_error sub = {0};
+        char id[DIGEST_HEX_LEN + 1];
+        if (image_store_open(false, &storefd, &sub) < 0 ||
+            store_tag_get(storefd, name, tag, id) < 0)
+                return sub.exit_code && strcmp(sub.code, "not_found") != 0
+                           ? (*e = sub, -EINVAL)
+                           : sbx_fail(e, EXIT_FAILED, "not_found", 0,
+                                      "no image '%s:%s' (see 'sbx image list'; import it "
+                                      "with 'sbx image import')",
+                                      name, tag);
+        _cleanup_close_ int lockfd = hold_record(storefd, id);
+        if (lockfd < 0)
+                return sbx_fail(e, EXIT_FAILED, "not_found", -lockfd,
+                                "image '%s:%s' was just removed", name, tag);
+        struct image_info info;
+        if (store_record_read(storefd, id, &info) < 0)
+                return sbx_internal(e, EINVAL, "the record of image '%s:%s' is damaged", name, tag);
+        int r = 0;
+        for (size_t i = 0; r == 0 && info.layers[i]; i++) {
+                char path[96];
+                struct stat st;
+                snprintf(path, sizeof(path), "layers/%s", info.layers[i]);
+                if (fstatat(storefd, path, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+                        r = sbx_fail(e, EXIT_FAILED, "not_found", 0,
+                                     "image '%s:%s' lacks its layer %.12s: import it again", name,
+                                     tag, info.layers[i]);
+        }
+        if (r == 0 && asprintf(&c->image_layers_dir, "%s/layers", store) < 0) {
+                c->image_layers_dir = NULL;
+                r = -ENOMEM;
+        }
+        if (r == 0)
+                r = merge_env(c, info.env);
+        if (r == 0 && info.workdir && c->workdir_origin == SBX_ORIGIN_DEFAULT) {
+                free(c->workdir);
+                c->workdir = TAKE_PTR(info.workdir);
+        }
+        if (r == 0) {
+                c->image_layers = TAKE_PTR(info.layers);
+                c->image_lock_fd = TAKE_FD(lockfd);
+        }
+        image_info_free(&info);
+        return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+}

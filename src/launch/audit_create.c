@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The "create" record of the audit log: the boundaries the session really got (namespaces,
+ * uid mapping, capabilities, seccomp, limits and the cgroup hierarchy enforcing each, network,
+ * mounts), written by the supervisor once the session init is ready. Also the "warning"
+ * records for choices that open a boundary (--seccomp unconfined, --net host) or that were
+ * not honoured as written (skipped volumes).
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../session/audit.h"
+#include "audit_create.h"
+#include "launch.h"
+
+static const char *enforced_by(const struct cgroup_plan *plan, enum cg_ctrl c)
+{
+        if (plan->v2_mask & (1u << c))
+                return "cgroup v2";
+        if (plan->v1_mask & (1u << c))
+                return "cgroup v1";
+        return NULL;
+}
+
+/* "name":{"value":N|null,"enforced_by":"..."|null}; a value of 0 means unlimited */
+static void limit(struct buf *b, bool first, const char *name, uint64_t value, const char *by)
+{
+        (void)buf_printf(b, "%s\"%s\":{\"value\":", first ? "" : ",", name);
+        if (value)
+                (void)buf_printf(b, "%llu", (unsigned long long)value);
+        else
+                (void)buf_puts(b, "null");
+        (void)buf_puts(b, ",\"enforced_by\":");
+        (void)json_cstr(b, value ? by : NULL);
+        (void)buf_puts(b, "}");
+}
+
+static void limits(struct buf *b, const struct sbx_config *c, const struct cgroup_plan *plan)
+{
+        (void)buf_puts(b, ",\"limits\":{");
+        limit(b, true, "memory_bytes", c->memory_bytes, enforced_by(plan, CG_MEMORY));
+        limit(b, false, "cpus_milli", c->cpus_milli, enforced_by(plan, CG_CPU));
+        limit(b, false, "pids", c->pids, enforced_by(plan, CG_PIDS));
+        limit(b, false, "disk_bytes", c->disk_bytes, "tmpfs size and nr_inodes");
+        limit(b, false, "nofile", c->nofile, "RLIMIT_NOFILE");
+        (void)buf_puts(b, "}");
+}
+
+static void namespaces(struct buf *b, const struct sbx_config *c)
+{
+        (void)buf_puts(b, ",\"namespaces\":[");
+        for (int i = 0; i < SESSION_NS_COUNT; i++) {
+                if (i == NS_NET && c->net == SBX_NET_HOST)
+                        continue; /* shared with the host */
+                (void)buf_printf(b, "%s\"%s\"", i ? "," : "", session_ns_names[i]);
+        }
+        (void)buf_puts(b, "]");
+}
+
+static void uid_map(struct buf *b, const struct sbx_config *c)
+{
+        bool root = geteuid() == 0;
+        (void)buf_printf(b, ",\"uid_map\":{\"inside\":0,\"outside\":%u,\"count\":%u}",
+                         root ? c->uid_range_start : (unsigned)geteuid(),
+                         root ? c->uid_range_count : 1u);
+}
+
+static void mounts(struct buf *b, const struct sbx_config *c)
+{
+        (void)buf_puts(b, ",\"mounts\":[");
+        for (size_t i = 0; i < c->n_mounts; i++) {
+                (void)buf_puts(b, i ? ",{\"host\":" : "{\"host\":");
+                (void)json_cstr(b, c->mounts[i].host);
+                (void)buf_puts(b, ",\"sandbox\":");
+                (void)json_cstr(b, c->mounts[i].sandbox);
+                (void)buf_printf(b, ",\"read_only\":%s}",
+                                 c->mounts[i].read_only ? "true" : "false");
+        }
+        (void)buf_puts(b, "]");
+}
+
+int audit_write_create(int fd, const struct session_state *st, const struct sbx_config *c,
+                       const struct cgroup_plan *plan)
+{
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, st->id, "create");
+        audit_str(&b, "name", st->name);
+        audit_int(&b, "caller_uid", (int64_t)getuid());
+        audit_int(&b, "supervisor_pid", st->supervisor_pid);
+        audit_int(&b, "init_pid", st->init_pid);
+        namespaces(&b, c);
+        uid_map(&b, c);
+        /* every set (effective, permitted, inheritable, bounding, ambient) is emptied */
+        (void)buf_puts(&b, ",\"capabilities\":[]");
+        audit_bool(&b, "no_new_privs", true);
+        audit_str(&b, "seccomp", seccomp_profile_name(c->seccomp));
+        limits(&b, c, plan);
+        (void)buf_puts(&b, ",\"network\":{\"mode\":");
+        (void)json_cstr(&b, net_mode_name(c->net));
+        audit_strv(&b, "allow", c->allow_hosts);
+        (void)buf_puts(&b, "}");
+        audit_str(&b, "rootfs", c->image ? NULL : c->rootfs);
+        audit_str(&b, "image", c->image);
+        audit_bool(&b, "read_only", c->read_only);
+        mounts(&b, c);
+        audit_str(&b, "workdir", st->workdir);
+        audit_str(&b, "hostname", st->hostname);
+        audit_int(&b, "ttl_seconds", (int64_t)st->ttl_sec);
+        audit_int(&b, "timeout_seconds", (int64_t)st->timeout_sec);
+        return audit_commit(fd, &b);
+}
+
+static void warning(int fd, const char *id, const char *message)
+{
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, id, "warning");
+        audit_str(&b, "message", message);
+        (void)audit_commit(fd, &b);
+}
+
+void audit_write_warnings(int fd, const char *id, const struct sbx_config *c)
+{
+        for (char **w = c->warnings; w && *w; w++)
+                warning(fd, id, *w);
+        if (c->net == SBX_NET_HOST)
+                warning(fd, id, SBX_WARN_NET_HOST);
+        if (c->seccomp == SBX_SECCOMP_UNCONFINED)
+                warning(fd, id, SBX_WARN_UNCONFINED);
+}
+
+void audit_write_exec(int fd, const struct session_state *st, const struct exec_request *rq,
+                      const struct exec_result *res, int64_t start_ms, int r,
+                      const struct sbx_error *e)
+{
+        if (fd < 0)
+                return;
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, st->id, "exec");
+        audit_strv(&b, "argv", rq->argv);
+        audit_str(&b, "workdir", rq->workdir ? rq->workdir : st->workdir);
+        /* only the names: values given with -e may be secrets */
+        (void)buf_puts(&b, ",\"env_set\":[");
+        for (size_t i = 0; rq->env_add && rq->env_add[i]; i++) {
+                const char *eq = strchr(rq->env_add[i], '=');
+                (void)buf_puts(&b, i ? "," : "");
+                (void)json_string(&b, rq->env_add[i],
+                                  eq ? (size_t)(eq - rq->env_add[i]) : strlen(rq->env_add[i]));
+        }
+        (void)buf_puts(&b, "]");
+        audit_bool(&b, "interactive", rq->interactive);
+        audit_bool(&b, "tty", rq->tty);
+        audit_time(&b, "start", start_ms);
+        audit_int(&b, "duration_ms", audit_now_ms() - start_ms);
+        audit_int(&b, "timeout_ms",
+                  (int64_t)(rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000));
+        if (r < 0 || !res) {
+                audit_int(&b, "exit_code", e && e->exit_code ? e->exit_code : 125);
+                audit_str(&b, "error", e ? e->code : "internal");
+                audit_str(&b, "message", e ? e->message : NULL);
+        } else {
+                audit_int(&b, "exit_code", res->exit_code);
+                audit_bool(&b, "timed_out", res->timed_out);
+                audit_bool(&b, "oom_killed", res->oom_killed);
+                audit_int(&b, "output_bytes", (int64_t)res->output_bytes);
+                audit_bool(&b, "output_truncated", res->truncated);
+                if (res->exec_error.exit_code)
+                        audit_str(&b, "message", res->exec_error.message);
+        }
+        (void)audit_commit(fd, &b);
+}

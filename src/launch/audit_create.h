@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+#pragma once
+
+#include "../config/config.h"
+#include "../session/state.h"
+#include "cgroup.h"
+
+/* The same words on stderr (cli) and in the audit log. */
+#define SBX_WARN_NET_HOST "--net host: the session shares the host's network"
+#define SBX_WARN_UNCONFINED "--seccomp unconfined: no system call filter in this session"
+
+/* The "create" record: the session's effective boundaries. 0 or -errno. */
+int audit_write_create(int fd, const struct session_state *st, const struct sbx_config *c,
+                       const struct cgroup_plan *plan);
+/* One "warning" record per config warning, and for --net host and --seccomp unconfined. */
+void audit_write_warnings(int fd, const char *id, const struct sbx_config *c);

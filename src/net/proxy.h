@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The egress proxy of a proxy-mode session (docs/DESIGN.md, "Network egress"). Its listening
+ * socket lives on 127.0.0.1:PROXY_PORT inside the session's network namespace (which has
+ * nothing but loopback); the process that serves it lives on the host's network.
+ */
+#pragma once
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "../config/config.h"
+#include "../shared/error.h"
+#include "allow.h"
+
+#define PROXY_PORT 3128
+#define PROXY_URL "http://127.0.0.1:3128"
+/* Connections served at once; more are answered 503 at once and closed. */
+#define PROXY_MAX_CONNS 256
+
+/* The proxy process as its starter holds it. */
+struct proxy_handle {
+        int pidfd;
+        int stop_fd; /* write end of a pipe: the proxy exits when it closes */
+};
+#define PROXY_HANDLE_INIT                                                                          \
+        {                                                                                          \
+                .pidfd = -1, .stop_fd = -1                                                         \
+        }
+
+/*
+ * In proxy mode (else a no-op): create the listening socket inside the network namespace
+ * netns_fd (joining userns_fd first, in a short-lived child) and fork the proxy process that
+ * serves it. It writes one "net" record per connection to audit_fd (-1: none). It exits when
+ * the stop pipe closes (proxy_stop, or the caller's death): a signal would not do, since a
+ * caller that joined the session's user namespace (`run`) may no longer signal it, and
+ * PDEATHSIG is subject to the same permission check.
+ */
+int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const char *session_id,
+                int audit_fd, struct proxy_handle *ret, struct sbx_error *e);
+/* End the proxy process and reap it. */
+void proxy_stop(struct proxy_handle *h);
+
+/* For `sbx check`: can this host create the proxy's socket in a new network namespace?
+ * 0, or -errno with what failed in why. */
+int proxy_check(char *why, size_t n);
+
+struct proxy_params {
+        int listen_fd, audit_fd, stop_fd; /* stop_fd: the read end of the stop pipe */
+        const char *session_id;
+        struct allow_list allow;
+};
+/* The proxy process's event loop (net/proxy.c). Never returns. */
+_noreturn_ void proxy_serve(struct proxy_params *pp);

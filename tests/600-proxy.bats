@@ -1,0 +1,491 @@
+#!/usr/bin/env bats
+# Network egress (docs/DESIGN.md, "Network egress"): --net none|host|proxy and --allow-host,
+# with real traffic to test hosts this file makes itself (tests/proxy_env.bash): a network
+# namespace behind a veth pair with HTTP, HTTPS and TCP echo servers at a 10.x address, and
+# names for them in a private /etc/hosts bind-mounted in a mount namespace of the test. The
+# proxy resolves names in its supervisor's mount namespace, so the sessions that need the
+# names are created inside that mount namespace ($in_hosts).
+
+BATS_TEST_TIMEOUT=240
+load helpers
+load proxy_env
+
+setup_file() {
+        [ "$(id -u)" -eq 0 ] || return 0
+        setup_users
+        proxy_env_up "$BATS_FILE_TMPDIR/env"
+}
+teardown_file() {
+        proxy_env_down
+        teardown_users
+}
+
+setup() {
+        [ "$(id -u)" -eq 0 ] || skip "the test hosts need root (ip netns, veth, mount --bind)"
+        [ -n "${px_hosts:-}" ] || fail "the test hosts were not set up (setup_file)"
+        setup_sbx
+        in_hosts=(unshare -m --propagation private -- sh -c
+                'mount --bind "$0" /etc/hosts && exec "$@"' "$px_hosts")
+}
+teardown() { teardown_sbx; }
+
+# px_session ARGS...: create a session inside the test-hosts mount namespace; id in $sid.
+px_session() {
+        _expect 0 "${in_hosts[@]}" "$SBX" create "$@" || return 1
+        is_id "$output" || fail "create printed '$output', not a session id"
+        sid=$output
+}
+
+# sbx_succeeds ARGS...: sbx ARGS... exits 0 (for wait_until; sbx_try itself always returns 0).
+sbx_succeeds() {
+        sbx_try "$@"
+        [ "$status" -eq 0 ]
+}
+
+# session_gone ID: `sbx list` no longer shows session ID.
+session_gone() {
+        sbx_try list
+        ! grep -q "$1" <<<"$output"
+}
+
+# http_code URL [CURL-ARGS...] (inside $sid): the status the proxy or the server answered,
+# and the body in /tmp/body.
+http_code() {
+        in_sbx 'curl -sS -o /tmp/body -w "%{http_code}" "$@"; echo; cat /tmp/body' "$@"
+}
+
+# connect_code HOST:PORT (inside $sid): the proxy's answer to a CONNECT.
+connect_code() {
+        sbx_try exec "$sid" curl -sS -o /dev/null -w '%{http_connect}' "https://$1/"
+        [ "$status" -ne 0 ] || fail "curl succeeded through a refused CONNECT"
+}
+
+@test "an allowed name via curl: HTTP forwarded, HTTPS tunnelled with the server's own certificate" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        in_sbx 'env | grep -i _proxy= | sort'
+        [ "$output" = "HTTPS_PROXY=http://127.0.0.1:3128
+HTTP_PROXY=http://127.0.0.1:3128
+NO_PROXY=localhost,127.0.0.1
+http_proxy=http://127.0.0.1:3128
+https_proxy=http://127.0.0.1:3128
+no_proxy=localhost,127.0.0.1" ]
+        in_sbx 'curl -sS --fail http://web.sbx.test/hello.txt'
+        [ "$output" = "hello from the test host" ]
+        sbx_ok exec -i "$sid" sh -c 'cat >/tmp/ca.pem' <"$px_cert"
+        in_sbx 'curl -sS --fail --cacert /tmp/ca.pem https://web.sbx.test/hello.txt'
+        [ "$output" = "hello from the test host" ]
+        # no interception: the certificate seen inside is the server's, byte for byte
+        local want
+        want=$(openssl x509 -in "$px_cert" -noout -fingerprint -sha256)
+        in_sbx 'openssl s_client -proxy 127.0.0.1:3128 -connect web.sbx.test:443 \
+                -servername web.sbx.test </dev/null 2>/dev/null |
+                openssl x509 -noout -fingerprint -sha256'
+        [ "$output" = "$want" ]
+}
+
+@test "forwarding sends the URL's host, never the client's Host, and drops proxy headers" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        in_sbx 'curl -sS --fail -H "Host: other.sbx.test" -H "Proxy-Authorization: Basic c2VjcmV0" \
+                -H "X-Kept: yes" http://web.sbx.test:8080/headers'
+        grep -qx $'Host: web.sbx.test:8080\r\\?' <<<"$output" || grep -qx 'Host: web.sbx.test:8080' <<<"$output" ||
+                fail "Host not rewritten: $output"
+        ! grep -qi 'other.sbx.test\|Proxy-Authorization' <<<"$output" || fail "leaked: $output"
+        grep -q '^X-Kept: yes' <<<"$output"
+        grep -q '^GET /headers HTTP/1.1' <<<"$output"
+}
+
+@test "a name outside the allow list gets 403 naming the host and the flag, over HTTP and CONNECT" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        http_code http://other.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+        grep -qF "'other.sbx.test' port 80 is not in this session's allow list" <<<"$output"
+        grep -qF -- "--allow-host other.sbx.test" <<<"$output"
+        connect_code other.sbx.test:443
+        [ "$output" = 403 ]
+        # never resolved either: a name outside the list does not reach a resolver
+        http_code http://no-such-name.invalid/
+        [ "${lines[0]}" = 403 ]
+}
+
+@test "a literal IP is refused unless allowed literally; 0.0.0.0/0 does not open private ranges" {
+        px_session --allow-host web.sbx.test
+        http_code "http://$px_ip/hello.txt"
+        [ "${lines[0]}" = 403 ]
+        grep -qF -- "--allow-host $px_ip" <<<"$output"
+        # the name is allowed, but it resolves to a private address that is not
+        http_code http://web.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+        grep -qF "resolves to $px_ip, a private (10.0.0.0/8) address" <<<"$output"
+        grep -qF -- "--allow-host $px_ip" <<<"$output"
+        sbx_ok destroy "$sid"
+
+        px_session --allow-host "${px_ip%.*}.0/24"
+        http_code "http://$px_ip/hello.txt"
+        [ "${lines[0]}" = 200 ]
+        [ "${lines[1]}" = "hello from the test host" ]
+        sbx_ok destroy "$sid"
+
+        px_session --allow-host 0.0.0.0/0 --allow-host web.sbx.test
+        http_code "http://$px_ip/hello.txt"
+        [ "${lines[0]}" = 403 ]
+        http_code http://web.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+}
+
+@test "names resolving to loopback or the metadata address are refused, and so are such literals" {
+        px_session --allow-host loop.sbx.test --allow-host meta.sbx.test --allow-host example.invalid
+        http_code http://loop.sbx.test:22/
+        [ "${lines[0]}" = 403 ]
+        grep -qF "'loop.sbx.test' resolves to 127.0.0.1, a loopback address" <<<"$output"
+        http_code http://meta.sbx.test/latest/meta-data/
+        [ "${lines[0]}" = 403 ]
+        grep -qF "resolves to 169.254.169.254, a link-local" <<<"$output"
+        connect_code meta.sbx.test:443
+        [ "$output" = 403 ]
+        # literal forms of the host's loopback and the metadata service, through the proxy
+        local u
+        for u in http://127.0.0.1:22/ 'http://[::1]:22/' 'http://[::ffff:127.0.0.1]:22/' \
+                http://169.254.169.254/ 'http://[::ffff:a9fe:a9fe]/' http://0.0.0.0:22/; do
+                http_code "$u" --noproxy '' -x http://127.0.0.1:3128 -g
+                [ "${lines[0]}" = 403 ] || fail "$u: $output"
+        done
+}
+
+@test "of a name's addresses only the checked ones are used: loopback among them is skipped" {
+        # dual.sbx.test resolves to 127.0.0.1 and to the test host
+        _expect 0 "${in_hosts[@]}" getent ahostsv4 dual.sbx.test
+        grep -q '^127.0.0.1 ' <<<"$output" && grep -q "^$px_ip " <<<"$output" ||
+                fail "the host's resolver does not give both addresses: $output"
+        px_session --allow-host dual.sbx.test --allow-host "$px_ip"
+        http_code http://dual.sbx.test/hello.txt
+        [ "${lines[0]}" = 200 ] || fail "$output"
+        wait_until 10 net_records_at_least 1 || fail "no net record: $output"
+        json 'select(.host == "dual.sbx.test") | .address == "'"$px_ip"'" and .verdict == "allowed"'
+        sbx_ok destroy "$sid"
+        # without the test host's address allowed, neither address is used
+        px_session --allow-host dual.sbx.test
+        http_code http://dual.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+        grep -qF "'dual.sbx.test' resolves to" <<<"$output"
+}
+
+@test "wildcard rules match subdomains at any depth, not the domain itself" {
+        px_session --allow-host '*.cdn.sbx.test' --allow-host "$px_ip"
+        http_code http://a.cdn.sbx.test/hello.txt
+        [ "${lines[0]}" = 200 ]
+        http_code http://b.a.cdn.sbx.test/hello.txt
+        [ "${lines[0]}" = 200 ]
+        http_code http://cdn.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+        http_code http://web.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+}
+
+@test "port rules: a name or an address allowed on one port only" {
+        px_session --allow-host web.sbx.test:8080 --allow-host "$px_ip"
+        http_code http://web.sbx.test:8080/hello.txt
+        [ "${lines[0]}" = 200 ]
+        http_code http://web.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+        connect_code web.sbx.test:443
+        [ "$output" = 403 ]
+        sbx_ok destroy "$sid"
+
+        px_session --allow-host web.sbx.test --allow-host "$px_ip:443"
+        sbx_ok exec -i "$sid" sh -c 'cat >/tmp/ca.pem' <"$px_cert"
+        in_sbx 'curl -sS --fail --cacert /tmp/ca.pem https://web.sbx.test/hello.txt'
+        [ "$output" = "hello from the test host" ]
+        http_code http://web.sbx.test/hello.txt
+        [ "${lines[0]}" = 403 ]
+}
+
+@test "CONNECT carries any TCP protocol: a plain echo service" {
+        px_session --allow-host web.sbx.test:7 --allow-host "$px_ip:7"
+        in_sbx 'python3 -c "
+import socket
+s = socket.create_connection((\"127.0.0.1\", 3128), timeout=10)
+s.sendall(b\"CONNECT web.sbx.test:7 HTTP/1.1\r\nHost: web.sbx.test:7\r\n\r\n\")
+head = b\"\"
+while b\"\r\n\r\n\" not in head:
+    head += s.recv(1)
+print(head.split(b\"\r\n\")[0].decode())
+s.sendall(b\"ping through the tunnel\")
+print(s.recv(100).decode())
+"'
+        [ "${lines[0]}" = "HTTP/1.1 200 Connection established" ]
+        [ "${lines[1]}" = "ping through the tunnel" ]
+        # 8 MiB both ways at once, then a half-close: every byte comes back, in order
+        in_sbx 'python3 -c "
+import hashlib, os, socket, threading
+s = socket.create_connection((\"127.0.0.1\", 3128), timeout=30)
+s.sendall(b\"CONNECT web.sbx.test:7 HTTP/1.1\r\n\r\n\")
+head = b\"\"
+while b\"\r\n\r\n\" not in head:
+    head += s.recv(1)
+data = os.urandom(8 << 20)
+def send():
+    s.sendall(data)
+    s.shutdown(socket.SHUT_WR)
+threading.Thread(target=send).start()
+got = bytearray()
+while True:
+    chunk = s.recv(1 << 16)
+    if not chunk:
+        break
+    got += chunk
+print(len(got), hashlib.sha256(got).digest() == hashlib.sha256(data).digest())
+"'
+        [ "$output" = "8388608 True" ]
+}
+
+@test "pip installs from a local package index through the proxy, and fails when it is not allowed" {
+        # a tiny wheel and a PEP 503 simple index for it, served by the test host
+        python3 - "$px_root" <<'EOF'
+import base64, hashlib, os, sys, zipfile
+root = sys.argv[1]
+os.makedirs(f"{root}/simple/tinypkg", exist_ok=True)
+os.makedirs(f"{root}/packages", exist_ok=True)
+name = "tinypkg-1.0-py3-none-any.whl"
+files = {
+    "tinypkg/__init__.py": b"VALUE = 'installed through the sbx proxy'\n",
+    "tinypkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: tinypkg\nVersion: 1.0\n",
+    "tinypkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+}
+record = ""
+for path, data in files.items():
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    record += f"{path},sha256={digest},{len(data)}\n"
+record += "tinypkg-1.0.dist-info/RECORD,,\n"
+with zipfile.ZipFile(f"{root}/packages/{name}", "w") as z:
+    for path, data in files.items():
+        z.writestr(path, data)
+    z.writestr("tinypkg-1.0.dist-info/RECORD", record)
+with open(f"{root}/simple/tinypkg/index.html", "w") as f:
+    f.write(f'<html><body><a href="../../packages/{name}">{name}</a></body></html>\n')
+EOF
+        local pip='python3 -m pip --disable-pip-version-check --no-cache-dir'
+        px_session --allow-host pypi.sbx.test --allow-host "$px_ip"
+        in_sbx "$pip install --index-url http://pypi.sbx.test/simple/ --trusted-host pypi.sbx.test \
+                --target /tmp/site tinypkg &&
+                PYTHONPATH=/tmp/site python3 -c 'import tinypkg; print(tinypkg.VALUE)'"
+        [ "${lines[-1]}" = "installed through the sbx proxy" ]
+        sbx_ok destroy "$sid"
+
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        sbx_try exec "$sid" sh -c "$pip download --retries 0 --timeout 5 \
+                --index-url http://pypi.sbx.test/simple/ --trusted-host pypi.sbx.test -d /tmp/dl tinypkg"
+        [ "$status" -ne 0 ]
+        grep -q "No matching distribution found for tinypkg" <<<"$stderr"
+        # because the proxy refused the index
+        http_code http://pypi.sbx.test/simple/tinypkg/
+        [ "${lines[0]}" = 403 ]
+}
+
+@test "no DNS, UDP, ICMP or direct TCP from inside a proxy session, and each fails fast" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        in_sbx 'python3 -c "
+import socket, time
+def attempt(what, f):
+    t = time.monotonic()
+    try:
+        f()
+        print(what, \"WORKED\")
+    except OSError as e:
+        print(what, \"failed\", \"fast\" if time.monotonic() - t < 2 else \"SLOW\")
+def icmp():
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)
+    s.sendto(b\"\\x08\\0\\0\\0\\0\\0\\0\\0\", (\"'"$px_ip"'\", 0))
+def udp():
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b\"x\", (\"'"$px_ip"'\", 53))
+attempt(\"dns\", lambda: socket.getaddrinfo(\"web.sbx.test\", 80))
+attempt(\"dns-public\", lambda: socket.getaddrinfo(\"example.com\", 80))
+attempt(\"udp\", udp)
+attempt(\"icmp\", icmp)
+attempt(\"tcp\", lambda: socket.create_connection((\"'"$px_ip"'\", 80), timeout=5))
+"'
+        [ "$output" = "dns failed fast
+dns-public failed fast
+udp failed fast
+icmp failed fast
+tcp failed fast" ]
+        # the same TCP connection through the proxy works
+        in_sbx 'curl -sS --fail http://web.sbx.test/hello.txt'
+}
+
+@test "--net none has no proxy: no variables, nothing listening, nothing reachable" {
+        new_session
+        in_sbx 'env | grep -ci _proxy= || true'
+        [ "$output" = 0 ]
+        # no listening TCP socket at all in the session (state 0A = LISTEN)
+        in_sbx 'cat /proc/net/tcp /proc/net/tcp6 | awk "\$4 == \"0A\"" | wc -l'
+        [ "$output" = 0 ]
+        sbx_try exec "$sid" curl -sS -x http://127.0.0.1:3128 http://web.sbx.test/hello.txt
+        [ "$status" -eq 7 ] # could not connect
+}
+
+@test "--net host reaches the test host directly, and warns" {
+        new_session --net host
+        grep -q -- "--net host" <<<"$stderr" || fail "no warning: $stderr"
+        sbx_ok log --json "$sid"
+        json '[.[] | select(.event == "warning" and (.message | contains("--net host")))] | length == 1'
+        in_sbx 'env | grep -ci _proxy= || true'
+        [ "$output" = 0 ]
+        in_sbx "curl -sS --fail http://$px_ip/hello.txt"
+        [ "$output" = "hello from the test host" ]
+}
+
+@test "[network] mode and allow in sandbox.ini, and run, work like the flags" {
+        printf '[network]\nmode = proxy\nallow = web.sbx.test, %s\n' "$px_ip" >"$BATS_TEST_TMPDIR/s.ini"
+        _expect 0 "${in_hosts[@]}" "$SBX" run --config "$BATS_TEST_TMPDIR/s.ini" -- \
+                curl -sS --fail http://web.sbx.test/hello.txt
+        [ "$output" = "hello from the test host" ]
+        _expect 0 "${in_hosts[@]}" "$SBX" run --config "$BATS_TEST_TMPDIR/s.ini" -- \
+                curl -sS -o /dev/null -w '%{http_code}' http://other.sbx.test/
+        [ "$output" = 403 ]
+}
+
+@test "bad requests get an error and the proxy keeps serving" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        in_sbx 'python3 -c "
+import socket
+def ask(data):
+    s = socket.create_connection((\"127.0.0.1\", 3128), timeout=10)
+    s.sendall(data)
+    print(s.recv(100).split(b\"\r\n\")[0].decode())
+ask(b\"GET /hello.txt HTTP/1.1\r\nHost: web.sbx.test\r\n\r\n\")
+ask(b\"GET https://web.sbx.test/ HTTP/1.1\r\n\r\n\")
+ask(b\"CONNECT web.sbx.test HTTP/1.1\r\n\r\n\")
+ask(b\"GET http://web.sbx.test/ HTTP/1.1\r\nX: \" + b\"a\" * 20000 + b\"\r\n\r\n\")
+ask(b\"GET http://we\\x01b.sbx.test/ HTTP/1.1\r\n\r\n\")
+"'
+        [ "$output" = "HTTP/1.1 400 Bad Request
+HTTP/1.1 400 Bad Request
+HTTP/1.1 400 Bad Request
+HTTP/1.1 431 Request Header Fields Too Large
+HTTP/1.1 400 Bad Request" ]
+        in_sbx 'curl -sS --fail http://web.sbx.test/hello.txt'
+}
+
+@test "50 parallel downloads through one session" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        local want
+        want=$(sha256sum <"$px_root/1m.bin" | cut -d' ' -f1)
+        in_sbx 'seq 50 | xargs -P 50 -I{} curl -sS --fail -o /tmp/d{} http://web.sbx.test/1m.bin &&
+                sha256sum /tmp/d* | cut -d" " -f1 | sort | uniq -c'
+        [ "$(echo $output)" = "50 $want" ]
+}
+
+@test "1,000 idle connections to one session's proxy neither hurt another session nor its own TTL" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        local other=$sid
+        px_session --allow-host web.sbx.test --allow-host "$px_ip" --ttl 12 --nofile 4096
+        local flooded=$sid t0=$SECONDS
+        # the flood runs in the background inside the session (an exec still running would
+        # hold the session's TTL, by design; a background process does not)
+        in_sbx 'python3 -c "
+import socket, time
+conns = [socket.create_connection((\"127.0.0.1\", 3128)) for _ in range(1000)]
+print(\"holding\", len(conns), flush=True)
+time.sleep(120)
+" >/tmp/flood.log 2>&1 &'
+        wait_until 20 sbx_succeeds exec "$flooded" grep -q "holding 1000" /tmp/flood.log ||
+                fail "the flood did not start: $(sbx_try exec "$flooded" cat /tmp/flood.log; echo "$output")"
+        # the flooded proxy is at its cap: one more request is refused at once, not queued
+        sid=$flooded
+        in_sbx 'curl -sS -m 5 -o /dev/null -w "%{http_code}" http://web.sbx.test/hello.txt || true'
+        [ "$output" = 503 ]
+        # the other session does not notice
+        sid=$other
+        local t1=$SECONDS
+        in_sbx 'curl -sS -m 5 --fail http://web.sbx.test/hello.txt'
+        [ "$output" = "hello from the test host" ]
+        [ $((SECONDS - t1)) -le 2 ]
+        # and the flooded session still ends on time
+        wait_until 20 session_gone "$flooded" || fail "$flooded still listed: $output"
+        [ $((SECONDS - t0)) -le 20 ] || fail "the TTL of 12s ended the session after $((SECONDS - t0))s"
+}
+
+# net_records: the "net" records of session $sid's audit log, one JSON object a line.
+net_records() {
+        sbx_ok log --json "$sid" || return 1
+        output=$(jq -c '.[] | select(.event == "net")' <<<"$output")
+}
+
+net_records_at_least() {
+        net_records && [ "$(grep -c . <<<"$output")" -ge "$1" ]
+}
+
+@test "every allowed and denied connection is an audit record with address, bytes, duration, verdict" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        in_sbx 'curl -sS --fail -o /dev/null http://web.sbx.test/1m.bin &&
+                curl -sS --fail -k -o /dev/null https://web.sbx.test/hello.txt &&
+                curl -sS -o /dev/null http://other.sbx.test/ &&
+                curl -sS -o /dev/null --noproxy "" -x http://127.0.0.1:3128 http://169.254.169.254/'
+        wait_until 10 net_records_at_least 4 || fail "net records: $output"
+        local all=$output
+        # the plain download: GET, every byte of the 1 MiB file came in, a little went out
+        output=$(jq -c 'select(.host == "web.sbx.test" and .port == 80)' <<<"$all")
+        json '.method == "GET" and .verdict == "allowed" and .address == "'"$px_ip"'"'
+        json '.bytes_in > 1048576 and .bytes_in < 1050000 and .bytes_out > 50 and .bytes_out < 1000'
+        json '.duration_ms >= 0 and .reason == null and .session == "'"$sid"'"'
+        # the tunnel: CONNECT, TLS bytes both ways (the certificate alone is > 1 KiB)
+        output=$(jq -c 'select(.host == "web.sbx.test" and .port == 443)' <<<"$all")
+        json '.method == "CONNECT" and .verdict == "allowed" and .bytes_in > 1000 and .bytes_out > 100'
+        # the refusals: no address for the name outside the list (it was never resolved)
+        output=$(jq -c 'select(.host == "other.sbx.test")' <<<"$all")
+        json '.verdict == "denied" and .address == null and .bytes_in == 0 and .bytes_out == 0'
+        json '.reason | contains("not in this session'"'"'s allow list")'
+        output=$(jq -c 'select(.host == "169.254.169.254")' <<<"$all")
+        json '.verdict == "denied" and .port == 80'
+}
+
+@test "an unprivileged user's session gets the proxy too" {
+        setup_sbx_user
+        user_sbx_expect 0 run --allow-host "$px_ip" -- sh -c \
+                "curl -sS --fail http://$px_ip/hello.txt; curl -sS -o /dev/null -w '%{http_code}' http://$px_host_ip/"
+        [ "${lines[0]}" = "hello from the test host" ]
+        [ "${lines[1]}" = 403 ]
+        user_sbx_expect 0 create --allow-host "$px_ip:80"
+        local usid=$output
+        user_sbx_expect 0 exec "$usid" curl -sS --fail "http://$px_ip/hello.txt"
+        [ "$output" = "hello from the test host" ]
+        user_sbx_expect 0 destroy "$usid"
+}
+
+@test "sbx check reports the proxy" {
+        sbx_try check --json
+        json '.features[] | select(.name == "proxy") | .available and (.detail | contains("127.0.0.1:3128"))'
+}
+
+@test "idle and trickling connections are cut off after the head deadline, which frees their slots" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip" --nofile 4096
+        # every slot taken: 255 silent connections and one that sends a byte every 2 s
+        in_sbx 'python3 -c "
+import socket, time
+idle = [socket.create_connection((\"127.0.0.1\", 3128)) for _ in range(255)]
+slow = socket.create_connection((\"127.0.0.1\", 3128))
+print(\"holding\", flush=True)
+start = time.monotonic()
+try:
+    for c in b\"GET http://web.sbx.test/hello.txt HTTP/1.1\r\n\" * 100:
+        slow.send(bytes([c]))
+        time.sleep(2)
+        if time.monotonic() - start > 60:
+            break
+except OSError:
+    pass
+print(\"trickler cut off after\", round(time.monotonic() - start), flush=True)
+time.sleep(60)
+" >/tmp/hold.log 2>&1 &'
+        wait_until 20 sbx_succeeds exec "$sid" grep -q holding /tmp/hold.log
+        in_sbx 'curl -sS -m 5 -o /dev/null -w "%{http_code}" http://web.sbx.test/hello.txt || true'
+        [ "$output" = 503 ]
+        # 30 s after their accept, all of them are closed, the trickler too
+        wait_until 45 sbx_succeeds exec "$sid" grep -q "trickler cut off" /tmp/hold.log
+        sbx_ok exec "$sid" cat /tmp/hold.log
+        local after
+        after=$(sed -n 's/^trickler cut off after \([0-9]*\)$/\1/p' <<<"$output")
+        [ -n "$after" ] && [ "$after" -ge 28 ] && [ "$after" -le 36 ] || fail "$output"
+        in_sbx 'curl -sS -m 5 --fail http://web.sbx.test/hello.txt'
+        [ "$output" = "hello from the test host" ]
+}
