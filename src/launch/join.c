@@ -219,9 +219,24 @@ _noreturn_ static void reaper_fail(int status_fd, const struct sbx_error *ce)
         _exit(EXIT_SBX_FAILED);
 }
 
+/*
+ * B's first word on the status socket must come after B0's (B's pidfd): the client reads
+ * them in order. B0 holds the write end of the gate until it exits, right after sending, so
+ * B reads end-of-file then. Without it a quick command's exit report could overtake B0 under
+ * load ("the command's reaper did not start", seen with 48 concurrent execs under ASan).
+ */
+static void wait_for_b0(int *gate)
+{
+        char c;
+        if (*gate < 0)
+                return;
+        (void)RETRY_EINTR(read(*gate, &c, 1));
+        closep(gate);
+}
+
 /* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
 _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
-                                   struct cgroup_exec *cx)
+                                   struct cgroup_exec *cx, int gate)
 {
         struct sbx_error ce = {0};
         int cr;
@@ -246,11 +261,13 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         if (c < 0) {
                 sbx_fail(&ce, EXIT_SBX_FAILED, "internal", errno, "failed to start the command%s",
                          errno == EAGAIN ? " (the session's --pids limit is reached?)" : "");
+                wait_for_b0(&gate);
                 reaper_fail(f->status[1], &ce);
         }
         if (c == 0) {
                 sigprocmask(SIG_UNBLOCK, &set, NULL);
                 close(errp[0]);
+                closep(&gate);
                 /* Into the exec's cgroups before anything of the command runs. */
                 if ((cr = cgroup_exec_enter_command(cx)) < 0) {
                         cgroup_failed(&ce, -cr);
@@ -265,8 +282,9 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         (void)cgroup_exec_enter_reaper(cx);
         close(errp[1]);
         /* B itself keeps only the read ends (for draining) and the status socket. */
-        int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
+        int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0], gate};
         close_all_except(keep, ARRAY_SIZE(keep));
+        wait_for_b0(&gate); /* C runs meanwhile: this costs the command nothing */
         reaper_drop_caps();
         (void)prctl(PR_SET_DUMPABLE, 0); /* credential changes may reset it */
         /* B enters the session too: it gets the session's filter like every other process */
@@ -322,9 +340,15 @@ _noreturn_ static void reaper_spawn(struct exec_fds *f, struct exec_spec *spec,
 {
         /* Never rely on inheritance alone: a sanitizer runtime toggles dumpability. */
         (void)prctl(PR_SET_DUMPABLE, 0);
+        int gate[2];
+        if (pipe2(gate, O_CLOEXEC) < 0)
+                _exit(EXIT_SBX_FAILED);
         pid_t b = fork();
-        if (b == 0)
-                reaper_main(f, spec, cx);
+        if (b == 0) {
+                close(gate[1]);
+                reaper_main(f, spec, cx, gate[0]);
+        }
+        close(gate[0]); /* gate[1] closes when B0 exits, after its message */
         _cleanup_close_ int pfd = b > 0 ? sys_pidfd_open(b, 0) : -1;
         if (pfd < 0 || sync_send_ok_fd(f->status[1], pfd) < 0)
                 _exit(EXIT_SBX_FAILED);
