@@ -208,3 +208,32 @@ every_line_json() {
         sbx_expect 3 log sb_0123456789abcdef
         sbx_expect 3 log ../../etc
 }
+
+@test "a large log streams whole, as text and as JSON; an over-long line is skipped in JSON" {
+        new_session
+        local log=$SBX_RUNTIME_DIR/$sid/audit.jsonl
+        # 40,000 records (about 6 MB), as a flood of proxy records would make
+        python3 - "$log" "$sid" <<'PY'
+import sys
+with open(sys.argv[1], "a") as f:
+    for i in range(40000):
+        f.write('{"ts":"2026-01-01T00:00:00.000Z","session":"%s","event":"net","n":%d,"pad":"%s"}\n'
+                % (sys.argv[2], i, "x" * 100))
+    f.write("{" + "y" * 200000 + "}\n")
+PY
+        sbx_ok exec "$sid" true
+        sbx_ok log --json "$sid"
+        json 'length == 40002'
+        json '.[0].event == "create" and .[-1].event == "exec" and .[40000].n == 39999'
+        sbx_ok log "$sid"
+        [ "${#lines[@]}" -eq 40003 ] || fail "text output has ${#lines[@]} lines"
+}
+
+@test "an audit dir reached through a symbolic link is refused (exit 4)" {
+        mkdir -p "$BATS_TEST_TMPDIR/real/audit"
+        ln -s "$BATS_TEST_TMPDIR/real" "$BATS_TEST_TMPDIR/link"
+        export SBX_AUDIT_DIR=$BATS_TEST_TMPDIR/link/audit
+        sbx_expect 4 create
+        [[ $stderr == *"symbolic link"* ]] || fail "the error does not say why: $stderr"
+        [ -z "$(ls -A "$BATS_TEST_TMPDIR/real/audit")" ] || fail "a log was written through the link"
+}

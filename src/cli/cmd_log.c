@@ -30,8 +30,9 @@ static int open_live_log(int rtfd, const char *id_or_name, char id[static SESSIO
         _cleanup_state_ struct session_state st = {0};
         if (sessfd < 0 || session_state_read(sessfd, &st) < 0)
                 return -ENOENT;
-        int fd = st.audit_path ? open(st.audit_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
-                               : openat(sessfd, AUDIT_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (st.audit_path)
+                return audit_open_path(st.audit_path, O_RDONLY | O_NOFOLLOW, 0);
+        int fd = openat(sessfd, AUDIT_FILE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         return fd < 0 ? negerrno() : fd;
 }
 
@@ -40,7 +41,7 @@ static int open_kept_log(const char *audit_dir, const char *id)
 {
         if (!audit_dir || !session_id_valid(id))
                 return -ENOENT;
-        _cleanup_close_ int dfd = open(audit_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dfd = audit_open_path(audit_dir, O_RDONLY | O_DIRECTORY, 0);
         if (dfd < 0)
                 return -ENOENT;
         char name[SESSION_ID_LEN + 8];
@@ -78,24 +79,81 @@ static int open_log(struct cli *cli, const char *id_or_name)
         return fd;
 }
 
-/* JSON: one array of the records. Only whole lines are records ("{...}\n"). */
-static int to_json_array(const struct buf *in, struct buf *out)
+/*
+ * The log is streamed, never read whole: it can be large (a proxy's net records), and every
+ * record must stay readable. Text: the lines as they are. JSON: one array of the records;
+ * only whole lines that look like records ("{...}") are taken, and a line longer than
+ * LINE_MAX_BYTES (no record is: AUDIT_RECORD_MAX) is skipped.
+ */
+#define LINE_MAX_BYTES (AUDIT_RECORD_MAX * 2)
+
+struct json_stream {
+        struct buf line; /* the current, incomplete line */
+        bool skipping;   /* inside an over-long line */
+        bool first;
+};
+
+static int emit_record(struct json_stream *js, struct buf *out)
 {
-        int r = buf_puts(out, "[");
-        bool first = true;
-        for (const char *p = in->data, *end = in->data + in->len; p && p < end;) {
+        const char *p = js->line.data;
+        size_t n = js->line.len;
+        if (js->skipping || n < 2 || p[0] != '{' || p[n - 1] != '}')
+                return 0;
+        int r = buf_puts(out, js->first ? "" : ",");
+        r |= buf_append(out, p, n);
+        js->first = false;
+        return r ? -ENOMEM : 0;
+}
+
+static int json_feed(struct json_stream *js, const char *p, size_t n, struct buf *out)
+{
+        for (const char *end = p + n; p < end;) {
                 const char *nl = memchr(p, '\n', (size_t)(end - p));
+                size_t take = nl ? (size_t)(nl - p) : (size_t)(end - p);
+                if (!js->skipping && js->line.len + take > LINE_MAX_BYTES)
+                        js->skipping = true;
+                if (!js->skipping && buf_append(&js->line, p, take) < 0)
+                        return -ENOMEM;
                 if (!nl)
                         break;
-                if (nl > p && *p == '{' && nl[-1] == '}') {
-                        r |= buf_puts(out, first ? "" : ",");
-                        r |= buf_append(out, p, (size_t)(nl - p));
-                        first = false;
-                }
+                int r = emit_record(js, out);
+                js->line.len = 0;
+                js->skipping = false;
+                if (r < 0)
+                        return r;
                 p = nl + 1;
         }
-        r |= buf_puts(out, "]\n");
-        return r ? -ENOMEM : 0;
+        return 0;
+}
+
+static int stream_log(struct cli *cli, int fd)
+{
+        _cleanup_buf_ struct buf out = {0};
+        struct json_stream js = {.first = true};
+        char chunk[65536];
+        int r = cli->json ? buf_puts(&out, "[") : 0;
+        for (;;) {
+                ssize_t n = RETRY_EINTR(read(fd, chunk, sizeof(chunk)));
+                if (n < 0) {
+                        r = negerrno();
+                        break;
+                }
+                if (n == 0)
+                        break;
+                if (!cli->json)
+                        r = write_all(STDOUT_FILENO, chunk, (size_t)n);
+                else if ((r = json_feed(&js, chunk, (size_t)n, &out)) == 0 &&
+                         out.len >= sizeof(chunk)) {
+                        r = write_all(STDOUT_FILENO, out.data, out.len);
+                        out.len = 0;
+                }
+                if (r < 0)
+                        break;
+        }
+        if (r == 0 && cli->json && (r = buf_puts(&out, "]\n")) == 0)
+                r = write_all(STDOUT_FILENO, out.data, out.len);
+        buf_freep(&js.line);
+        return r;
 }
 
 int cmd_log(struct cli *cli, int argc, char **argv)
@@ -119,18 +177,11 @@ int cmd_log(struct cli *cli, int argc, char **argv)
         _cleanup_close_ int fd = open_log(cli, argv[optind]);
         if (fd < 0)
                 return cli_finish_error(cli, "log");
-        _cleanup_buf_ struct buf text = {0}, out = {0};
-        int r = read_all(fd, &text, (size_t)1 << 30);
+        int r = stream_log(cli, fd);
         if (r < 0) {
                 sbx_fail(&cli->err, EXIT_SBX_FAILED, "internal", -r,
-                         "failed to read the audit log of '%s'", argv[optind]);
+                         "failed to print the audit log of '%s'", argv[optind]);
                 return cli_finish_error(cli, "log");
         }
-        if (!cli->json)
-                return cli_print(cli, &text) ? cli_finish_error(cli, "log") : 0;
-        if (to_json_array(&text, &out) < 0) {
-                sbx_internal(&cli->err, ENOMEM, "out of memory");
-                return cli_finish_error(cli, "log");
-        }
-        return cli_print(cli, &out) ? cli_finish_error(cli, "log") : 0;
+        return 0;
 }

@@ -34,7 +34,7 @@ static int run_audit_open(const struct sbx_config *c, const struct cgroup_plan *
         if (fd < 0)
                 return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", -fd,
                                 "cannot create the audit log in '%s' ([audit] dir): make it a "
-                                "directory of yours, not writable by others",
+                                "directory of yours, not writable by others, with no symbolic link in its path",
                                 c->audit_dir);
         st->supervisor_pid = getpid();
         st->init_pid = init;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../shared/macros.h"
+#include "../shared/syscalls.h"
 #include "../shared/util.h"
 #include "audit.h"
 
@@ -16,13 +17,24 @@
 
 /* The audit dir is the administrator's: made 0700 when missing; an existing one must be a real
  * directory (not a symlink) that no one else can write, so no other user can swap a log. */
+/* No symlink anywhere in the path: a user who can write a parent of a root-configured audit
+ * dir must not redirect it to another directory. */
+int audit_open_path(const char *path, int flags, mode_t mode)
+{
+        struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC | O_NOCTTY),
+                               .mode = (flags & O_CREAT) ? mode : 0,
+                               .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
+        int fd = RETRY_EINTR(sys_openat2(AT_FDCWD, path, &how));
+        return fd < 0 ? negerrno() : fd;
+}
+
 static int audit_dir_open(const char *dir)
 {
         if (mkdir(dir, 0700) < 0 && errno != EEXIST)
                 return negerrno();
-        int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        int fd = audit_open_path(dir, O_RDONLY | O_DIRECTORY, 0);
         if (fd < 0)
-                return negerrno();
+                return fd;
         struct stat st;
         if (fstat(fd, &st) < 0 || (st.st_uid != geteuid() && st.st_uid != 0) ||
             (st.st_mode & 0022)) {
@@ -58,8 +70,9 @@ int audit_create(int sessfd, const char *audit_dir, const char *id, char **ret_p
 
 int audit_open(int sessfd, const struct session_state *st)
 {
-        int fd = st->audit_path ? open(st->audit_path, AUDIT_OPEN_FLAGS)
-                                : openat(sessfd, AUDIT_FILE, AUDIT_OPEN_FLAGS);
+        if (st->audit_path)
+                return audit_open_path(st->audit_path, AUDIT_OPEN_FLAGS, 0);
+        int fd = openat(sessfd, AUDIT_FILE, AUDIT_OPEN_FLAGS);
         return fd < 0 ? negerrno() : fd;
 }
 

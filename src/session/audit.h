@@ -9,6 +9,7 @@
 #pragma once
 
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../shared/buf.h"
 #include "state.h"
@@ -24,6 +25,9 @@
  * absolute path when audit_dir is set (for the state file), else NULL.
  */
 int audit_create(int sessfd, const char *audit_dir, const char *id, char **ret_path);
+/* open(2) of an absolute path with no symlink in any component (openat2 RESOLVE_NO_SYMLINKS);
+ * O_CLOEXEC is added. fd or -errno. */
+int audit_open_path(const char *path, int flags, mode_t mode);
 /* Open the log of a live session for appending (state's audit path, else sessfd's). */
 int audit_open(int sessfd, const struct session_state *st);
 
