@@ -72,8 +72,7 @@ static int read_result(int rfd, struct buf *out, struct sbx_error *e)
         _cleanup_buf_ struct buf all = {0};
         int r = read_all(rfd, &all, CONFINED_MAX_OUTPUT + sizeof(h));
         if (r < 0 || all.len < sizeof(h))
-                return sbx_internal(e, r < 0 ? -r : 0,
-                                    "the file operation ended without a result");
+                return sbx_internal(e, r < 0 ? -r : 0, "the file operation ended without a result");
         memcpy(&h, all.data, sizeof(h));
         if (h.len != all.len - sizeof(h))
                 return sbx_internal(e, 0, "the file operation returned a truncated result");
@@ -101,8 +100,6 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg, stru
         (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
         if (geteuid() == 0)
                 (void)setgroups(0, NULL);
-        struct sbx_error ignored = {0};
-        (void)seccomp_check(s.st.seccomp, &ignored); /* compiled once, attached in the child */
         /* The helper is limited like a command: it enters the session's cgroups (opened here,
          * before any setns, as for exec). */
         struct cgroup_exec cx = CGROUP_EXEC_INIT;

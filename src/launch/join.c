@@ -69,8 +69,7 @@ static int make_host_fds(const struct exec_request *rq, struct exec_fds *f, stru
 }
 
 /* Things opened inside the session after setns: its /dev/null and its own pty. */
-static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f,
-                           struct sbx_error *e)
+static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f, struct sbx_error *e)
 {
         f->null = open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (f->null < 0)
@@ -88,8 +87,7 @@ static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f,
         if (f->pty_slave < 0)
                 return sbx_internal(e, errno, "failed to open the pty's terminal side");
         struct winsize ws;
-        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 ||
-            ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
                 (void)ioctl(f->pty_master, TIOCSWINSZ, &ws);
         return 0;
 }
@@ -292,8 +290,7 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                         while ((w = waitpid(-1, &st, WNOHANG)) > 0)
                                 if (w == c) {
                                         c_alive = false;
-                                        struct exec_report r = {.kind = REPORT_EXIT,
-                                                                .status = st};
+                                        struct exec_report r = {.kind = REPORT_EXIT, .status = st};
                                         report(f->status[1], &r);
                                 }
                 }
@@ -351,14 +348,14 @@ static void fill_spec(const struct exec_request *rq, const struct session_state 
                       struct exec_fds *f, char **env, struct exec_spec *spec)
 {
         *spec = (struct exec_spec){
-                .argv = rq->argv,
-                .envp = env,
-                .workdir = rq->workdir ? rq->workdir : st->workdir,
-                .tty = rq->tty,
-                .errfd = -1,
-                .seccomp = st->seccomp,
-                .nofile = st->nofile,
-                .fsize = st->disk_bytes,
+            .argv = rq->argv,
+            .envp = env,
+            .workdir = rq->workdir ? rq->workdir : st->workdir,
+            .tty = rq->tty,
+            .errfd = -1,
+            .seccomp = st->seccomp,
+            .nofile = st->nofile,
+            .fsize = st->disk_bytes,
         };
         if (rq->tty) {
                 spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = f->pty_slave;
@@ -383,8 +380,7 @@ static char **exec_env(const struct exec_request *rq, const struct session_state
 }
 
 int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
-              const struct exec_request *rq,
-              struct exec_result *res, struct sbx_error *e)
+              const struct exec_request *rq, struct exec_result *res, struct sbx_error *e)
 {
         struct exec_fds f = EXEC_FDS_INIT;
         struct cgroup_exec cx = CGROUP_EXEC_INIT;
@@ -406,9 +402,6 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         }
         fill_spec(rq, st, &f, env, &spec);
 
-        /* Compile the filter once here: C, forked twice below, then only attaches it. */
-        struct sbx_error ignored = {0};
-        (void)seccomp_check(st->seccomp, &ignored);
         /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns */
         pid_t b0 = fork();
         if (b0 < 0) {
@@ -442,8 +435,8 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         r = relay_run(&f, rq, timeout_ms, res, e);
         res->duration_ms = now_monotonic_ms() - start;
         /* "Killed by the memory limit": an OOM kill in this exec's cgroup and exit 137. */
-        res->oom_killed = cgroup_exec_finish(&cx) && !res->timed_out &&
-                          res->exit_code == 128 + SIGKILL;
+        res->oom_killed =
+            cgroup_exec_finish(&cx) && !res->timed_out && res->exit_code == 128 + SIGKILL;
         exec_fds_close(&f);
         return r;
 }

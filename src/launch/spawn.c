@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include "../sandbox/sandbox.h"
-#include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
@@ -53,8 +52,8 @@ static int write_id_maps(const struct sbx_config *c, pid_t pid, struct sbx_error
         return r;
 }
 
-const char *const session_ns_names[SESSION_NS_COUNT] = {"user", "mnt", "pid", "net",
-                                                         "ipc",  "uts", "cgroup"};
+const char *const session_ns_names[SESSION_NS_COUNT] = {"user", "mnt", "pid",   "net",
+                                                        "ipc",  "uts", "cgroup"};
 
 void session_ns_close(int ns[SESSION_NS_COUNT])
 {
@@ -71,8 +70,7 @@ int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
         return 0;
 }
 
-static int open_namespaces(const struct sbx_config *c, struct session_proc *p,
-                           struct sbx_error *e)
+static int open_namespaces(const struct sbx_config *c, struct session_proc *p, struct sbx_error *e)
 {
         for (int i = 0; i < SESSION_NS_COUNT; i++) {
                 if (i == NS_NET && c->net == SBX_NET_HOST)
@@ -98,8 +96,8 @@ static int idmapped_usr(const struct sbx_config *c, const struct session_proc *p
 {
         if (geteuid() != 0 || (c->rootfs && strcmp(c->rootfs, "host") != 0))
                 return -1;
-        _cleanup_close_ int tree = open_tree(AT_FDCWD, "/usr", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                                       AT_RECURSIVE);
+        _cleanup_close_ int tree =
+            open_tree(AT_FDCWD, "/usr", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
         struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV,
                                .userns_fd = (uint64_t)p->ns[NS_USER]};
         if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
@@ -153,10 +151,6 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
 
-        /* Compile the filter before the clone: the init then only attaches it. */
-        struct sbx_error ignored = {0};
-        (void)seccomp_check(c->seccomp, &ignored);
-
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                               CLONE_NEWUTS | CLONE_NEWCGROUP;
         if (c->net != SBX_NET_HOST)
@@ -165,11 +159,11 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
         pid_t pid = clone_init(flags, cg, &in_v2);
         if (pid < 0)
                 return errno == EPERM || errno == EINVAL || errno == ENOSPC
-                               ? sbx_unsupported(e, errno,
-                                                 "failed to create the session's namespaces "
-                                                 "(are user namespaces enabled? see 'sbx "
-                                                 "check')")
-                               : sbx_internal(e, errno, "failed to create the session");
+                           ? sbx_unsupported(e, errno,
+                                             "failed to create the session's namespaces "
+                                             "(are user namespaces enabled? see 'sbx "
+                                             "check')")
+                           : sbx_internal(e, errno, "failed to create the session");
         if (pid == 0) {
                 closep(&parent_end);
                 session_init_main(c, child_end);
