@@ -91,14 +91,18 @@ def stats(times_s):
 GROUPS = [
     ("1. One-shot sandboxed `true`", ["oneshot", "oneshot-crun", "oneshot-podman"], "bwrap"),
     ("2. A command in a live session", ["exec"], "nsenter -a true"),
+    ("2b. A command in a live session, after 50 ms idle", ["exec-pause"],
+     "nsenter -a true, after 50 ms idle"),
     ("3. Create and destroy a session", ["create", "destroy"], "bwrap in background"),
     ("4. File commands", ["files"], None),
-    ("6. Cgroup limits on (`--memory 256M --pids 256`)", ["limits"], None),
+    ("6. Cgroup limits on (`--memory 256M --pids 256`)", ["limits", "limits-pause"], None),
 ]
 FILE_PEERS = {"sbx read 1 MB": "cat -n 1 MB (host)", "sbx grep": "grep -rl (host)",
               "sbx glob": "find -name (host)"}
 LIMIT_PEERS = {"sbx run --memory --pids -- true": "sbx run -- true",
-               "sbx exec ID true (--memory --pids)": "sbx exec ID true"}
+               "sbx exec ID true (--memory --pids)": "sbx exec ID true",
+               "sbx exec ID true (--memory --pids), after 50 ms idle":
+                   "sbx exec ID true, after 50 ms idle"}
 
 
 def load_hyperfine(raw, name):

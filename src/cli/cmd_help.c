@@ -21,7 +21,7 @@ int cmd_help(struct cli *cli, int argc, char **argv)
 {
         if (argc >= 1 && strcmp(argv[0], "--version") == 0) {
                 printf("sbx %s\nfeatures: namespaces(user,mount,pid,net,ipc,uts,cgroup) "
-                       "overlayfs seccomp(libseccomp) capabilities(libcap-ng) config(inih)\n",
+                       "overlayfs seccomp(bpf built with libseccomp) capabilities(libcap-ng) config(inih)\n",
                        SBX_VERSION);
                 return 0;
         }
