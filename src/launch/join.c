@@ -39,37 +39,6 @@ static void close_pair(int p[2])
         closep(&p[1]);
 }
 
-/*
- * fork() straight into the v2 cgroup open as cgroup_fd (clone3 CLONE_INTO_CGROUP), so that no
- * cgroup.procs write is needed: every migration takes the kernel's cgroup_threadgroup_rwsem for
- * writing, which waits for an RCU grace period unless another migration happened just before:
- * 8-18 ms on this kind of machine for an exec after a pause (bench/run section 2 hides it by
- * running execs back to back). *placed says whether it worked; if not (no v2 leaf, a kernel
- * before 5.7), a plain fork, and the caller moves the child as before. The child of the raw
- * clone3 keeps its parent's cached tid in glibc's thread struct: B and C never use it (no
- * threads, no raise), and C replaces itself with execve.
- */
-static pid_t fork_into(int cgroup_fd, bool *placed)
-{
-        *placed = false;
-        if (cgroup_fd >= 0) {
-                pid_t pid = sys_clone3_into_cgroup(0, cgroup_fd);
-                if (pid >= 0) {
-                        *placed = true;
-                        return pid;
-                }
-        }
-        return fork();
-}
-
-/* The session's cgroup namespace, joined by B and C themselves after they were born in their
- * cgroups: with nsdelegate, a process inside it could not place a child in the exec's leaf,
- * which is outside the namespace's root (the init's cgroup). */
-static int join_cgroup_ns(int cgns)
-{
-        return cgns < 0 || setns(cgns, CLONE_NEWCGROUP) == 0 ? 0 : -errno;
-}
-
 void exec_fds_close(struct exec_fds *f)
 {
         close_pair(f->out);
@@ -250,7 +219,7 @@ _noreturn_ static void reaper_fail(int status_fd, const struct sbx_error *ce)
 
 /* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
 _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
-                                   struct cgroup_exec *cx, int cgns, bool in_init_cgroup)
+                                   struct cgroup_exec *cx, const int *ns, bool in_init_cgroup)
 {
         struct sbx_error ce = {0};
         int cr;
@@ -272,7 +241,7 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                 _exit(EXIT_SBX_FAILED);
 
         bool c_in_leaf;
-        pid_t c = fork_into(cx->leaf_fd, &c_in_leaf);
+        pid_t c = fork_into_cgroup(cx->leaf_fd, &c_in_leaf);
         if (c < 0) {
                 sbx_fail(&ce, EXIT_SBX_FAILED, "internal", errno, "failed to start the command%s",
                          errno == EAGAIN ? " (the session's --pids limit is reached?)" : "");
@@ -282,10 +251,10 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                 sigprocmask(SIG_UNBLOCK, &set, NULL);
                 close(errp[0]);
                 /* Into the exec's cgroups before anything of the command runs (born in the v2
-                 * leaf already, when fork_into could). */
+                 * leaf already, when fork_into_cgroup could). */
                 if (c_in_leaf)
                         closep(&cx->leaf_procs);
-                if ((cr = join_cgroup_ns(cgns)) < 0) {
+                if ((cr = session_ns_join_cgroup(ns)) < 0) {
                         sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
                                  "failed to join the session's cgroup namespace");
                         (void)write_all(errp[1], &ce, sizeof(ce));
@@ -304,7 +273,7 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         if (in_init_cgroup)
                 closep(&cx->init_procs);
         (void)cgroup_exec_enter_reaper(cx);
-        if ((cr = join_cgroup_ns(cgns)) < 0) {
+        if ((cr = session_ns_join_cgroup(ns)) < 0) {
                 (void)kill(c, SIGKILL);
                 sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
                          "failed to join the session's cgroup namespace");
@@ -364,14 +333,14 @@ extern void __lsan_do_leak_check(void) __attribute__((weak));
  * go to the host's pid 1 instead, and while its zombie waits there the session cannot end).
  */
 _noreturn_ static void reaper_spawn(struct exec_fds *f, struct exec_spec *spec,
-                                    struct cgroup_exec *cx, int cgns, int init_cgroup_fd)
+                                    struct cgroup_exec *cx, const int *ns, int init_cgroup_fd)
 {
         /* Never rely on inheritance alone: a sanitizer runtime toggles dumpability. */
         (void)prctl(PR_SET_DUMPABLE, 0);
         bool in_init;
-        pid_t b = fork_into(init_cgroup_fd, &in_init);
+        pid_t b = fork_into_cgroup(init_cgroup_fd, &in_init);
         if (b == 0)
-                reaper_main(f, spec, cx, cgns, in_init);
+                reaper_main(f, spec, cx, ns, in_init);
         _cleanup_close_ int pfd = b > 0 ? sys_pidfd_open(b, 0) : -1;
         if (pfd < 0 || sync_send_ok_fd(f->status[1], pfd) < 0)
                 _exit(EXIT_SBX_FAILED);
@@ -391,11 +360,8 @@ static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
         (void)prctl(PR_SET_DUMPABLE, 0);
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
-        /* Not the cgroup namespace: B and C join it themselves (join_cgroup_ns). */
-        int but_cgroup[SESSION_NS_COUNT];
-        memcpy(but_cgroup, ns, sizeof(but_cgroup));
-        but_cgroup[NS_CGROUP] = -1;
-        return session_ns_join(but_cgroup, e);
+        /* Not the cgroup namespace: B and C join it themselves, once born in their cgroups. */
+        return session_ns_join_except_cgroup(ns, e);
 }
 
 static void fill_spec(const struct exec_request *rq, const struct session_state *st,
@@ -445,7 +411,7 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         /* Opened with our host credentials, before setns: what the kernel checks on write. */
         if (r == 0)
                 r = cgroup_exec_prepare(st, &cx, e);
-        /* The v2 init leaf, for B to be born in (fork_into); -1: B moves itself. */
+        /* The v2 init leaf, for B to be born in (fork_into_cgroup); -1: B moves itself. */
         _cleanup_close_ int init_cgroup_fd =
             r == 0 && cx.session_fd >= 0
                 ? openat(cx.session_fd, "init", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
@@ -470,7 +436,7 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
                 return r;
         }
         if (b0 == 0)
-                reaper_spawn(&f, &spec, &cx, ns[NS_CGROUP], init_cgroup_fd);
+                reaper_spawn(&f, &spec, &cx, ns, init_cgroup_fd);
         closep(&init_cgroup_fd);
         cgroup_exec_close_fds(&cx);
         (void)RETRY_EINTR(waitpid(b0, NULL, 0));

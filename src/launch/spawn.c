@@ -70,6 +70,44 @@ int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
         return 0;
 }
 
+int session_ns_join_except_cgroup(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
+{
+        int but_cgroup[SESSION_NS_COUNT];
+        memcpy(but_cgroup, ns, sizeof(but_cgroup));
+        but_cgroup[NS_CGROUP] = -1;
+        return session_ns_join(but_cgroup, e);
+}
+
+/*
+ * With nsdelegate, a process inside the session's cgroup namespace could not place a child in
+ * an exec's leaf, which is outside the namespace's root (the init's cgroup): the children join
+ * it after they are born.
+ */
+int session_ns_join_cgroup(const int ns[SESSION_NS_COUNT])
+{
+        return ns[NS_CGROUP] < 0 || setns(ns[NS_CGROUP], CLONE_NEWCGROUP) == 0 ? 0 : -errno;
+}
+
+/*
+ * Every cgroup.procs write takes the kernel's global cgroup_threadgroup_rwsem for writing,
+ * which waits for an RCU grace period unless another migration happened just before: 8-18 ms on
+ * this kind of machine after a pause. A clone into the cgroup takes it only for reading. The
+ * child of the raw clone3 keeps its parent's tid in glibc's thread struct: our children never
+ * use it (no threads, no raise()), and they end in execve or _exit.
+ */
+pid_t fork_into_cgroup(int cgroup_fd, bool *placed)
+{
+        *placed = false;
+        if (cgroup_fd >= 0) {
+                pid_t pid = sys_clone3_into_cgroup(0, cgroup_fd);
+                if (pid >= 0) {
+                        *placed = true;
+                        return pid;
+                }
+        }
+        return fork();
+}
+
 static int open_namespaces(const struct sbx_config *c, struct session_proc *p, struct sbx_error *e)
 {
         for (int i = 0; i < SESSION_NS_COUNT; i++) {
