@@ -156,7 +156,8 @@ static int startbg(const char *pidfile, char **argv)
                 dup2(p[1], 1);
                 /* The command keeps a reader of its own stdout: once we are gone its writes
                  * neither fail nor end it (GNU tail -f exits when its output has no reader). */
-                dup2(p[0], 3);
+                if (dup(p[0]) < 0) /* a new fd, without O_CLOEXEC */
+                        _exit(127);
                 int null = open("/dev/null", O_RDWR);
                 dup2(null, 0);
                 execvp(argv[0], argv);
