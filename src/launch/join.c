@@ -5,7 +5,7 @@
  * command). The client relays output (relay.c) and waits for B's report; hanging up on B
  * while C runs makes B kill everything the command started.
  */
-#include <cap-ng.h>
+#include <linux/capability.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -190,12 +190,12 @@ static bool reaper_forward_exec_error(int errfd, int status_fd)
 }
 
 /* Keep only CAP_KILL: B must be able to kill the command's tree, nothing else. */
-static void reaper_drop_caps(void)
+static int reaper_drop_caps(void)
 {
-        capng_clear(CAPNG_SELECT_ALL);
-        capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_KILL);
-        (void)capng_apply(CAPNG_SELECT_ALL);
-        (void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        int r = creds_drop_caps(1ULL << CAP_KILL);
+        if (r < 0)
+                return r;
+        return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
 }
 
 /* B or C could not enter the session's cgroups: the command must not run unlimited. */
@@ -283,7 +283,11 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         /* B itself keeps only the read ends (for draining) and the status socket. */
         int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
         close_all_except(keep, ARRAY_SIZE(keep));
-        reaper_drop_caps();
+        if ((cr = reaper_drop_caps()) < 0) {
+                (void)kill(c, SIGKILL);
+                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr, "failed to drop capabilities");
+                reaper_fail(f->status[1], &ce);
+        }
         (void)prctl(PR_SET_DUMPABLE, 0); /* credential changes may reset it */
         /* B enters the session too: it gets the session's filter like every other process */
         struct sbx_error se = {0};
