@@ -443,12 +443,16 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
                 reaper_spawn(&f, &spec, &cx, ns, init_cgroup_fd);
         closep(&init_cgroup_fd);
         cgroup_exec_close_fds(&cx);
-        (void)RETRY_EINTR(waitpid(b0, NULL, 0));
-        /* B's pidfd comes first on the status socket: the timeout waits on it */
+        /* Only B0 and B hold B's end now: if both die without a word, the read below sees
+         * the end of the socket instead of waiting forever. */
+        closep(&f.status[1]);
+        /* B's pidfd comes first on the status socket: the timeout waits on it. B0 exits right
+         * after sending it; it is reaped later, off the command's critical path. */
         r = sync_wait_fd(f.status[0], "the command's reaper", &f.reaper_pidfd, e);
         if (r == 0 && f.reaper_pidfd < 0)
                 r = sbx_internal(e, 0, "the command's reaper did not start");
         if (r < 0) {
+                (void)RETRY_EINTR(waitpid(b0, NULL, 0));
                 (void)cgroup_exec_finish(&cx);
                 exec_fds_close(&f);
                 return r;
@@ -459,10 +463,10 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         closep(&f.err[1]);
         closep(&f.in[0]);
         closep(&f.pty_slave);
-        closep(&f.status[1]);
         closep(&f.null);
         uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000;
         r = relay_run(&f, rq, timeout_ms, res, e);
+        (void)RETRY_EINTR(waitpid(b0, NULL, 0));
         res->duration_ms = now_monotonic_ms() - start;
         /* "Killed by the memory limit": an OOM kill in this exec's cgroup and exit 137. */
         res->oom_killed =
