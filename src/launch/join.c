@@ -447,12 +447,13 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
          * the end of the socket instead of waiting forever. */
         closep(&f.status[1]);
         /* B's pidfd comes first on the status socket: the timeout waits on it. B0 exits right
-         * after sending it; it is reaped later, off the command's critical path. */
+         * after sending it and is reaped at once: as a zombie it would stay visible in the
+         * session as an unfiltered process for as long as the command runs. */
         r = sync_wait_fd(f.status[0], "the command's reaper", &f.reaper_pidfd, e);
+        (void)RETRY_EINTR(waitpid(b0, NULL, 0));
         if (r == 0 && f.reaper_pidfd < 0)
                 r = sbx_internal(e, 0, "the command's reaper did not start");
         if (r < 0) {
-                (void)RETRY_EINTR(waitpid(b0, NULL, 0));
                 (void)cgroup_exec_finish(&cx);
                 exec_fds_close(&f);
                 return r;
@@ -466,7 +467,6 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         closep(&f.null);
         uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000;
         r = relay_run(&f, rq, timeout_ms, res, e);
-        (void)RETRY_EINTR(waitpid(b0, NULL, 0));
         res->duration_ms = now_monotonic_ms() - start;
         /* "Killed by the memory limit": an OOM kill in this exec's cgroup and exit 137. */
         res->oom_killed =
