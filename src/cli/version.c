@@ -7,7 +7,6 @@
 #define PCRE2_CODE_UNIT_WIDTH 8
 #include <json-c/json.h>
 #include <pcre2.h>
-#include <seccomp.h>
 #include <stdio.h>
 
 #include "sbx-config.h"
@@ -28,16 +27,11 @@ struct feature {
 static size_t collect(struct feature *f)
 {
         size_t n = 0;
-        const struct scmp_version *sv = seccomp_version();
-        f[n] = (struct feature){"seccomp", sv != NULL, ""};
-        if (sv)
-                snprintf(f[n].detail, sizeof(f[n].detail),
-                         "libseccomp %u.%u.%u, profiles "
-                         "default strict unconfined",
-                         sv->major, sv->minor, sv->micro);
-        n++;
+        f[n++] = (struct feature){"seccomp", true,
+                                  "profiles default strict unconfined, BPF from libseccomp "
+                                  SBX_LIBSECCOMP_VERSION};
         f[n++] = (struct feature){"namespaces", true, "user mount pid net ipc uts cgroup"};
-        f[n++] = (struct feature){"capabilities", true, "libcap-ng: all dropped"};
+        f[n++] = (struct feature){"capabilities", true, "every set emptied, securebits locked"};
         f[n++] = (struct feature){"cgroup-v2", true, "memory pids cpu, cgroup.kill"};
         f[n++] = (struct feature){"cgroup-v1", true, "memory pids cpu"};
         uint32_t jit = 0;

@@ -121,8 +121,6 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
         (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
         if (geteuid() == 0)
                 (void)setgroups(0, NULL);
-        struct sbx_error ignored = {0};
-        (void)seccomp_check(s.st.seccomp, &ignored); /* compiled once, attached in the child */
         /* The helper is limited like a command: it enters the session's cgroups (opened here,
          * before any setns, as for exec). */
         struct cgroup_exec cx = CGROUP_EXEC_INIT;
@@ -141,16 +139,21 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
                 close(p[0]);
                 closep(&s.auditfd); /* the sandbox side never holds the log */
                 struct sbx_error je = {0};
-                if (session_ns_join(s.ns, &je) < 0) {
+                if (session_ns_join_except_cgroup(s.ns, &je) < 0) {
                         struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};
                         snprintf(h.code, sizeof(h.code), "internal");
                         snprintf(h.message, sizeof(h.message), "%s", je.message);
                         (void)write_all(p[1], &h, sizeof(h));
                         _exit(1);
                 }
-                /* setns(CLONE_NEWPID) applies to children: fork once more to be inside */
-                pid_t inner = fork();
-                if (inner == 0 && cgroup_exec_enter_command(&cx) < 0) {
+                /* setns(CLONE_NEWPID) applies to children: fork once more to be inside,
+                 * born in the exec's v2 leaf when possible (no migration: fork_into_cgroup) */
+                bool in_leaf;
+                pid_t inner = fork_into_cgroup(cx.leaf_fd, &in_leaf);
+                if (inner == 0 && in_leaf)
+                        closep(&cx.leaf_procs);
+                if (inner == 0 &&
+                    (session_ns_join_cgroup(s.ns) < 0 || cgroup_exec_enter_command(&cx) < 0)) {
                         struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};
                         snprintf(h.code, sizeof(h.code), "internal");
                         snprintf(h.message, sizeof(h.message),

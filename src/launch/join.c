@@ -5,7 +5,7 @@
  * command). The client relays output (relay.c) and waits for B's report; hanging up on B
  * while C runs makes B kill everything the command started.
  */
-#include <cap-ng.h>
+#include <linux/capability.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -69,8 +69,7 @@ static int make_host_fds(const struct exec_request *rq, struct exec_fds *f, stru
 }
 
 /* Things opened inside the session after setns: its /dev/null and its own pty. */
-static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f,
-                           struct sbx_error *e)
+static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f, struct sbx_error *e)
 {
         f->null = open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (f->null < 0)
@@ -88,8 +87,7 @@ static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f,
         if (f->pty_slave < 0)
                 return sbx_internal(e, errno, "failed to open the pty's terminal side");
         struct winsize ws;
-        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 ||
-            ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
                 (void)ioctl(f->pty_master, TIOCSWINSZ, &ws);
         return 0;
 }
@@ -192,12 +190,12 @@ static bool reaper_forward_exec_error(int errfd, int status_fd)
 }
 
 /* Keep only CAP_KILL: B must be able to kill the command's tree, nothing else. */
-static void reaper_drop_caps(void)
+static int reaper_drop_caps(void)
 {
-        capng_clear(CAPNG_SELECT_ALL);
-        capng_update(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED, CAP_KILL);
-        (void)capng_apply(CAPNG_SELECT_ALL);
-        (void)prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        int r = creds_drop_caps(1ULL << CAP_KILL);
+        if (r < 0)
+                return r;
+        return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ? -errno : 0;
 }
 
 /* B or C could not enter the session's cgroups: the command must not run unlimited. */
@@ -236,7 +234,8 @@ static void wait_for_b0(int *gate)
 
 /* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
 _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
-                                   struct cgroup_exec *cx, int gate)
+                                   struct cgroup_exec *cx, const int *ns, bool in_init_cgroup,
+                                   int gate)
 {
         struct sbx_error ce = {0};
         int cr;
@@ -257,7 +256,8 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         if (sigfd < 0 || pipe2(errp, O_CLOEXEC) < 0)
                 _exit(EXIT_SBX_FAILED);
 
-        pid_t c = fork();
+        bool c_in_leaf;
+        pid_t c = fork_into_cgroup(cx->leaf_fd, &c_in_leaf);
         if (c < 0) {
                 sbx_fail(&ce, EXIT_SBX_FAILED, "internal", errno, "failed to start the command%s",
                          errno == EAGAIN ? " (the session's --pids limit is reached?)" : "");
@@ -268,7 +268,16 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                 sigprocmask(SIG_UNBLOCK, &set, NULL);
                 close(errp[0]);
                 closep(&gate);
-                /* Into the exec's cgroups before anything of the command runs. */
+                /* Into the exec's cgroups before anything of the command runs (born in the v2
+                 * leaf already, when fork_into_cgroup could). */
+                if (c_in_leaf)
+                        closep(&cx->leaf_procs);
+                if ((cr = session_ns_join_cgroup(ns)) < 0) {
+                        sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
+                                 "failed to join the session's cgroup namespace");
+                        (void)write_all(errp[1], &ce, sizeof(ce));
+                        _exit(EXIT_SBX_FAILED);
+                }
                 if ((cr = cgroup_exec_enter_command(cx)) < 0) {
                         cgroup_failed(&ce, -cr);
                         (void)write_all(errp[1], &ce, sizeof(ce));
@@ -277,15 +286,27 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                 spec->errfd = errp[1];
                 exec_child_run(spec);
         }
+        wait_for_b0(&gate); /* C runs meanwhile: this costs the command nothing */
         /* B follows (it forked C from outside, so C starts even when the session's pids are
          * all taken). B is sbx's own; where it cannot enter, it still dies with the session. */
+        if (in_init_cgroup)
+                closep(&cx->init_procs);
         (void)cgroup_exec_enter_reaper(cx);
+        if ((cr = session_ns_join_cgroup(ns)) < 0) {
+                (void)kill(c, SIGKILL);
+                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
+                         "failed to join the session's cgroup namespace");
+                reaper_fail(f->status[1], &ce);
+        }
         close(errp[1]);
         /* B itself keeps only the read ends (for draining) and the status socket. */
-        int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0], gate};
+        int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
         close_all_except(keep, ARRAY_SIZE(keep));
-        wait_for_b0(&gate); /* C runs meanwhile: this costs the command nothing */
-        reaper_drop_caps();
+        if ((cr = reaper_drop_caps()) < 0) {
+                (void)kill(c, SIGKILL);
+                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr, "failed to drop capabilities");
+                reaper_fail(f->status[1], &ce);
+        }
         (void)prctl(PR_SET_DUMPABLE, 0); /* credential changes may reset it */
         /* B enters the session too: it gets the session's filter like every other process */
         struct sbx_error se = {0};
@@ -310,8 +331,7 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                         while ((w = waitpid(-1, &st, WNOHANG)) > 0)
                                 if (w == c) {
                                         c_alive = false;
-                                        struct exec_report r = {.kind = REPORT_EXIT,
-                                                                .status = st};
+                                        struct exec_report r = {.kind = REPORT_EXIT, .status = st};
                                         report(f->status[1], &r);
                                 }
                 }
@@ -336,17 +356,18 @@ extern void __lsan_do_leak_check(void) __attribute__((weak));
  * go to the host's pid 1 instead, and while its zombie waits there the session cannot end).
  */
 _noreturn_ static void reaper_spawn(struct exec_fds *f, struct exec_spec *spec,
-                                    struct cgroup_exec *cx)
+                                    struct cgroup_exec *cx, const int *ns, int init_cgroup_fd)
 {
         /* Never rely on inheritance alone: a sanitizer runtime toggles dumpability. */
         (void)prctl(PR_SET_DUMPABLE, 0);
         int gate[2];
         if (pipe2(gate, O_CLOEXEC) < 0)
                 _exit(EXIT_SBX_FAILED);
-        pid_t b = fork();
+        bool in_init;
+        pid_t b = fork_into_cgroup(init_cgroup_fd, &in_init);
         if (b == 0) {
                 close(gate[1]);
-                reaper_main(f, spec, cx, gate[0]);
+                reaper_main(f, spec, cx, ns, in_init, gate[0]);
         }
         close(gate[0]); /* gate[1] closes when B0 exits, after its message */
         _cleanup_close_ int pfd = b > 0 ? sys_pidfd_open(b, 0) : -1;
@@ -368,7 +389,8 @@ static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
         (void)prctl(PR_SET_DUMPABLE, 0);
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
-        return session_ns_join(ns, e);
+        /* Not the cgroup namespace: B and C join it themselves, once born in their cgroups. */
+        return session_ns_join_except_cgroup(ns, e);
 }
 
 /*
@@ -420,8 +442,7 @@ static char **exec_env(const struct exec_request *rq, const struct session_state
 }
 
 int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
-              const struct exec_request *rq,
-              struct exec_result *res, struct sbx_error *e)
+              const struct exec_request *rq, struct exec_result *res, struct sbx_error *e)
 {
         struct exec_fds f = EXEC_FDS_INIT;
         struct cgroup_exec cx = CGROUP_EXEC_INIT;
@@ -432,6 +453,11 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         /* Opened with our host credentials, before setns: what the kernel checks on write. */
         if (r == 0)
                 r = cgroup_exec_prepare(st, &cx, e);
+        /* The v2 init leaf, for B to be born in (fork_into_cgroup); -1: B moves itself. */
+        _cleanup_close_ int init_cgroup_fd =
+            r == 0 && cx.session_fd >= 0
+                ? openat(cx.session_fd, "init", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
+                : -1;
         if (r == 0)
                 r = join_namespaces(ns, e);
         if (r == 0)
@@ -443,9 +469,6 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         }
         fill_spec(rq, st, &f, env, &spec);
 
-        /* Compile the filter once here: C, forked twice below, then only attaches it. */
-        struct sbx_error ignored = {0};
-        (void)seccomp_check(st->seccomp, &ignored);
         /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns */
         pid_t b0 = fork();
         if (b0 < 0) {
@@ -455,11 +478,17 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
                 return r;
         }
         if (b0 == 0)
-                reaper_spawn(&f, &spec, &cx);
+                reaper_spawn(&f, &spec, &cx, ns, init_cgroup_fd);
+        closep(&init_cgroup_fd);
         cgroup_exec_close_fds(&cx);
-        (void)RETRY_EINTR(waitpid(b0, NULL, 0));
-        /* B's pidfd comes first on the status socket: the timeout waits on it */
+        /* Only B0 and B hold B's end now: if both die without a word, the read below sees
+         * the end of the socket instead of waiting forever. */
+        closep(&f.status[1]);
+        /* B's pidfd comes first on the status socket: the timeout waits on it. B0 exits right
+         * after sending it and is reaped at once: as a zombie it would stay visible in the
+         * session as an unfiltered process for as long as the command runs. */
         r = sync_wait_fd(f.status[0], "the command's reaper", &f.reaper_pidfd, e);
+        (void)RETRY_EINTR(waitpid(b0, NULL, 0));
         if (r == 0 && f.reaper_pidfd < 0)
                 r = sbx_internal(e, 0, "the command's reaper did not start");
         if (r < 0) {
@@ -473,14 +502,13 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         closep(&f.err[1]);
         closep(&f.in[0]);
         closep(&f.pty_slave);
-        closep(&f.status[1]);
         closep(&f.null);
         uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000;
         r = relay_run(&f, rq, timeout_ms, res, e);
         res->duration_ms = now_monotonic_ms() - start;
         /* "Killed by the memory limit": an OOM kill in this exec's cgroup and exit 137. */
-        res->oom_killed = cgroup_exec_finish(&cx) && !res->timed_out &&
-                          res->exit_code == 128 + SIGKILL;
+        res->oom_killed =
+            cgroup_exec_finish(&cx) && !res->timed_out && res->exit_code == 128 + SIGKILL;
         exec_fds_close(&f);
         return r;
 }

@@ -36,6 +36,18 @@ struct session_proc {
 void session_ns_close(int ns[SESSION_NS_COUNT]);
 /* setns() into every namespace in ns (user first). */
 int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e);
+/* The same but the cgroup namespace, which the children then join themselves
+ * (session_ns_join_cgroup) after fork_into_cgroup placed them: see docs/DESIGN.md, "Cgroups". */
+int session_ns_join_except_cgroup(const int ns[SESSION_NS_COUNT], struct sbx_error *e);
+/* setns() into the session's cgroup namespace (ns[NS_CGROUP]; nothing when -1): 0 or -errno. */
+int session_ns_join_cgroup(const int ns[SESSION_NS_COUNT]);
+/*
+ * fork() straight into the v2 cgroup whose directory is open as cgroup_fd (clone3
+ * CLONE_INTO_CGROUP), so that the child needs no cgroup.procs write. *placed says whether that
+ * worked; if not (cgroup_fd -1, a kernel before 5.7), a plain fork() and the caller moves the
+ * child as before.
+ */
+pid_t fork_into_cgroup(int cgroup_fd, bool *placed);
 
 struct cgroup_session;
 /*

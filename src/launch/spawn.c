@@ -12,7 +12,6 @@
 
 #include "../net/proxy.h"
 #include "../sandbox/sandbox.h"
-#include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
@@ -54,8 +53,8 @@ static int write_id_maps(const struct sbx_config *c, pid_t pid, struct sbx_error
         return r;
 }
 
-const char *const session_ns_names[SESSION_NS_COUNT] = {"user", "mnt", "pid", "net",
-                                                         "ipc",  "uts", "cgroup"};
+const char *const session_ns_names[SESSION_NS_COUNT] = {"user", "mnt", "pid",   "net",
+                                                        "ipc",  "uts", "cgroup"};
 
 void session_ns_close(int ns[SESSION_NS_COUNT])
 {
@@ -72,8 +71,45 @@ int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
         return 0;
 }
 
-static int open_namespaces(const struct sbx_config *c, struct session_proc *p,
-                           struct sbx_error *e)
+int session_ns_join_except_cgroup(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
+{
+        int but_cgroup[SESSION_NS_COUNT];
+        memcpy(but_cgroup, ns, sizeof(but_cgroup));
+        but_cgroup[NS_CGROUP] = -1;
+        return session_ns_join(but_cgroup, e);
+}
+
+/*
+ * With nsdelegate, a process inside the session's cgroup namespace could not place a child in
+ * an exec's leaf, which is outside the namespace's root (the init's cgroup): the children join
+ * it after they are born.
+ */
+int session_ns_join_cgroup(const int ns[SESSION_NS_COUNT])
+{
+        return ns[NS_CGROUP] < 0 || setns(ns[NS_CGROUP], CLONE_NEWCGROUP) == 0 ? 0 : -errno;
+}
+
+/*
+ * Every cgroup.procs write takes the kernel's global cgroup_threadgroup_rwsem for writing,
+ * which waits for an RCU grace period unless another migration happened just before: 8-18 ms on
+ * this kind of machine after a pause. A clone into the cgroup takes it only for reading. The
+ * child of the raw clone3 keeps its parent's tid in glibc's thread struct: our children never
+ * use it (no threads, no raise()), and they end in execve or _exit.
+ */
+pid_t fork_into_cgroup(int cgroup_fd, bool *placed)
+{
+        *placed = false;
+        if (cgroup_fd >= 0) {
+                pid_t pid = sys_clone3_into_cgroup(0, cgroup_fd);
+                if (pid >= 0) {
+                        *placed = true;
+                        return pid;
+                }
+        }
+        return fork();
+}
+
+static int open_namespaces(const struct sbx_config *c, struct session_proc *p, struct sbx_error *e)
 {
         for (int i = 0; i < SESSION_NS_COUNT; i++) {
                 if (i == NS_NET && c->net == SBX_NET_HOST)
@@ -157,10 +193,6 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
 
-        /* Compile the filter before the clone: the init then only attaches it. */
-        struct sbx_error ignored = {0};
-        (void)seccomp_check(c->seccomp, &ignored);
-
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                               CLONE_NEWUTS | CLONE_NEWCGROUP;
         if (c->net != SBX_NET_HOST)
@@ -169,11 +201,11 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
         pid_t pid = clone_init(flags, cg, &in_v2);
         if (pid < 0)
                 return errno == EPERM || errno == EINVAL || errno == ENOSPC
-                               ? sbx_unsupported(e, errno,
-                                                 "failed to create the session's namespaces "
-                                                 "(are user namespaces enabled? see 'sbx "
-                                                 "check')")
-                               : sbx_internal(e, errno, "failed to create the session");
+                           ? sbx_unsupported(e, errno,
+                                             "failed to create the session's namespaces "
+                                             "(are user namespaces enabled? see 'sbx "
+                                             "check')")
+                           : sbx_internal(e, errno, "failed to create the session");
         if (pid == 0) {
                 closep(&parent_end);
                 session_init_main(c, child_end);

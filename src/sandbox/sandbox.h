@@ -24,6 +24,12 @@ int creds_become_sandbox_user(struct sbx_error *e);
 int creds_lock_down(struct sbx_error *e);
 
 /*
+ * Empty the bounding, ambient and inheritable sets and keep only keep (a mask of 1 << CAP_*) in
+ * the permitted and effective sets. Needs CAP_SETPCAP for the bounding set. 0 or -errno.
+ */
+int creds_drop_caps(uint64_t keep);
+
+/*
  * The session init (pid 1), run in the child of clone() with all namespaces. sync_fd is the
  * SOCK_SEQPACKET end shared with the supervisor (sync points #1 and #2 of docs/DESIGN.md).
  * Never returns.

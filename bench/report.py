@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Helpers of bench/run.
+
+  report.py pss RUNTIME_DIR IDS_FILE   PSS of each session's host-visible processes (JSON)
+  report.py pss-pids PIDS_FILE         the same for process trees rooted at the given pids
+  report.py report RAW_DIR OUT_DIR     results.json, results.md and latency.png from RAW_DIR
+"""
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+
+
+def children_map():
+    kids = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])
+        kids.setdefault(ppid, []).append(int(d))
+    return kids
+
+
+def tree(root, kids):
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def pss_kib(pid):
+    try:
+        with open(f"/proc/{pid}/smaps_rollup") as f:
+            for line in f:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def pss_of_roots(roots):
+    kids = children_map()
+    per, nproc = [], 0
+    for r in roots:
+        pids = tree(r, kids)
+        nproc += len(pids)
+        per.append(sum(pss_kib(p) for p in pids))
+    return {"sessions": len(per), "processes": nproc, "pss_kib_total": sum(per),
+            "pss_kib_per_session": (sum(per) / len(per)) if per else 0}
+
+
+def cmd_pss(rt, ids_file):
+    roots = []
+    for sid in open(ids_file).read().split():
+        state = dict(line.split("=", 1) for line in
+                     open(os.path.join(rt, sid, "state")).read().splitlines() if "=" in line)
+        roots.append(int(state["supervisor_pid"]))  # the init and everything else are below it
+    print(json.dumps(pss_of_roots(roots)))
+
+
+def cmd_pss_pids(pids_file):
+    print(json.dumps(pss_of_roots([int(p) for p in open(pids_file).read().split()])))
+
+
+def pct(sorted_xs, q):
+    """Nearest-rank percentile of a sorted list."""
+    if not sorted_xs:
+        return float("nan")
+    k = max(0, min(len(sorted_xs) - 1, math.ceil(q / 100 * len(sorted_xs)) - 1))
+    return sorted_xs[k]
+
+
+def stats(times_s):
+    xs = sorted(t * 1000 for t in times_s)
+    return {"runs": len(xs), "median_ms": pct(xs, 50), "p99_ms": pct(xs, 99),
+            "mean_ms": sum(xs) / len(xs), "min_ms": xs[0], "max_ms": xs[-1], "times_ms": xs}
+
+
+# Groups of the report: (title, raw files, reference command for the ratio column).
+GROUPS = [
+    ("1. One-shot sandboxed `true`", ["oneshot", "oneshot-crun", "oneshot-podman"], "bwrap"),
+    ("2. A command in a live session", ["exec"], "nsenter -a true"),
+    ("2b. A command in a live session, after 50 ms idle", ["exec-pause"],
+     "nsenter -a true, after 50 ms idle"),
+    ("3. Create and destroy a session", ["create", "destroy"], "bwrap in background"),
+    ("4. File commands", ["files"], None),
+    ("6. Cgroup limits on (`--memory 256M --pids 256`)", ["limits", "limits-pause"], None),
+]
+FILE_PEERS = {"sbx read 1 MB": "cat -n 1 MB (host)", "sbx grep": "grep -rl (host)",
+              "sbx glob": "find -name (host)"}
+LIMIT_PEERS = {"sbx run --memory --pids -- true": "sbx run -- true",
+               "sbx exec ID true (--memory --pids)": "sbx exec ID true",
+               "sbx exec ID true (--memory --pids), after 50 ms idle":
+                   "sbx exec ID true, after 50 ms idle"}
+
+
+def load_hyperfine(raw, name):
+    path = os.path.join(raw, name + ".json")
+    if not os.path.exists(path):
+        return []
+    res = json.load(open(path))["results"]
+    return [dict(command=r["command"], **stats(r["times"])) for r in res]
+
+
+def fmt(x):
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.2f}"
+
+
+def cmd_report(raw, out):
+    machine = dict(line.split("=", 1) for line in
+                   open(os.path.join(raw, "machine.txt")).read().splitlines() if "=" in line)
+    skipped = []
+    if os.path.exists(os.path.join(raw, "skipped.txt")):
+        skipped = [s.strip() for s in open(os.path.join(raw, "skipped.txt")) if s.strip()]
+    result = {"machine": machine, "skipped": skipped, "groups": [], "cycles": {},
+              "density": {}, "burst": {}}
+    md = ["# sbx benchmark", "",
+          f"Machine: {machine.get('cpu')}, {machine.get('cores')} cores, "
+          f"{machine.get('memory')}, {machine.get('os')}, kernel {machine.get('kernel')}; "
+          f"load {machine.get('load_start')} at start, {machine.get('load_end')} at end; "
+          f"sbx {machine.get('sbx')}; {'quick mode' if machine.get('quick') == 'true' else 'full run'}, "
+          f"{machine.get('date')}.", "",
+          "Latencies in ms (hyperfine -N or bench/harness.c, no shell in between). "
+          "sbx runs with `--memory/--cpus/--pids unlimited` except in section 6: "
+          "the peers set no cgroup limits either.", ""]
+    for s in skipped:
+        md.append(f"- {s}")
+    if skipped:
+        md.append("")
+
+    head, md = md, []
+    sections = {}  # "1", "2", "3", "3b", ...: lines, emitted in that order
+
+    def section(key):
+        sections[key] = []
+        return sections[key]
+
+    dist = []  # (panel, command, times) for the chart
+    for title, files, ref in GROUPS:
+        rows = [r for f in files for r in load_hyperfine(raw, f)]
+        if not rows:
+            continue
+        by_cmd = {r["command"]: r for r in rows}
+        md = section(title.split(".")[0])
+        md += [f"## {title}", "", "| command | median | p99 | mean | runs | ratio (median) |",
+               "|---|---:|---:|---:|---:|---|"]
+        for r in rows:
+            peer = ref
+            if title.startswith("4."):
+                peer = FILE_PEERS.get(r["command"])
+            if title.startswith("6."):
+                peer = LIMIT_PEERS.get(r["command"])
+            ratio = ""
+            if peer and peer in by_cmd and r["command"] != peer:
+                r["ratio"] = {"vs": peer, "median": r["median_ms"] / by_cmd[peer]["median_ms"]}
+                ratio = f"{r['ratio']['median']:.2f}x {peer}"
+            md.append(f"| {r['command']} | {fmt(r['median_ms'])} | {fmt(r['p99_ms'])} | "
+                      f"{fmt(r['mean_ms'])} | {r['runs']} | {ratio} |")
+            if not title.startswith("4."):
+                dist.append((title, r["command"], r["times_ms"]))
+        md.append("")
+        result["groups"].append({"title": title, "results": rows})
+
+    cyc = sorted(glob.glob(os.path.join(raw, "cycle-*.txt")))
+    if cyc:
+        md = section("3b")
+        md += ["## 3b. create + exec `echo hello` + destroy, sequential cycles", "",
+               "| sbx | median | mean | p99 | max | cycles |", "|---|---:|---:|---:|---:|---:|"]
+        for path in cyc:
+            label = os.path.basename(path)[6:-4]
+            s = stats([float(x) for x in open(path).read().split()])
+            result["cycles"][label] = s
+            md.append(f"| {'--memory --pids' if label == 'limits' else 'no limits'} | "
+                      f"{fmt(s['median_ms'])} | {fmt(s['mean_ms'])} | {fmt(s['p99_ms'])} | "
+                      f"{fmt(s['max_ms'])} | {s['runs']} |")
+            dist.append(("3b. create+exec+destroy", f"cycle ({label})", s["times_ms"]))
+        md.append("")
+
+    dens = sorted(glob.glob(os.path.join(raw, "density-*.json")),
+                  key=lambda p: (p.split("-")[1], int(p.rsplit("-", 1)[1][:-5])))
+    if dens:
+        md = section("5")
+        md += ["## 5. Density: N idle sessions", "",
+               "PSS summed over each session's host-visible processes (the supervisor and "
+               "everything below it), from /proc/PID/smaps_rollup, 1 s after the last create.",
+               "", "| what | N | create all (s) | per create (ms) | PSS total (MiB) | "
+               "PSS per session (KiB) | processes | destroy all (s) |",
+               "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        for path in dens:
+            d = json.load(open(path))
+            label = path.split("density-")[1].rsplit("-", 1)[0]
+            p = json.load(open(os.path.join(raw, f"pss-{label}-{d['n']}.json")))
+            d.update(p)
+            result["density"][f"{label}-{d['n']}"] = d
+            md.append(f"| sbx ({'--memory --pids' if label == 'limits' else 'no limits'}) | "
+                      f"{d['n']} | {d['create_s']:.2f} | {1000 * d['create_s'] / d['n']:.2f} | "
+                      f"{p['pss_kib_total'] / 1024:.1f} | {p['pss_kib_per_session']:.0f} | "
+                      f"{p['processes']} | {d['destroy_s']:.2f} |")
+        for path in glob.glob(os.path.join(raw, "pss-bwrap-*.json")):
+            p = json.load(open(path))
+            result["density"]["bwrap-" + str(p["sessions"])] = p
+            md.append(f"| bwrap (idle `tail -f`) | {p['sessions']} | | | "
+                      f"{p['pss_kib_total'] / 1024:.1f} | {p['pss_kib_per_session']:.0f} | "
+                      f"{p['processes']} | |")
+        md.append("")
+
+    bursts = {}
+    for path in glob.glob(os.path.join(raw, "burst-*.txt")):
+        kind = os.path.basename(path).split("-")[1]
+        xs = [float(x) for x in open(path).read().split()]
+        bursts.setdefault(kind, {"wall": [], "each": []})
+        bursts[kind]["wall"].append(xs[0] * 1000)
+        bursts[kind]["each"] += [x * 1000 for x in xs[1:]]
+    if bursts:
+        n = len(bursts[next(iter(bursts))]["each"]) // len(bursts[next(iter(bursts))]["wall"])
+        md = section("5b")
+        md += [f"## 5b. {n} concurrent execs of `true`", "",
+               "| what | wall time of the burst, median (ms) | per exec median (ms) | "
+               "per exec p99 (ms) | bursts |", "|---|---:|---:|---:|---:|"]
+        names = {"one": "sbx exec into one session", "many": f"sbx exec into {n} sessions",
+                 "nsenter": "nsenter -a into one namespace set"}
+        for kind in ("one", "many", "nsenter"):
+            if kind not in bursts:
+                continue
+            w, e = sorted(bursts[kind]["wall"]), sorted(bursts[kind]["each"])
+            result["burst"][kind] = {"wall_median_ms": pct(w, 50), "each_median_ms": pct(e, 50),
+                                     "each_p99_ms": pct(e, 99), "bursts": len(w)}
+            md.append(f"| {names[kind]} | {fmt(pct(w, 50))} | {fmt(pct(e, 50))} | "
+                      f"{fmt(pct(e, 99))} | {len(w)} |")
+        md.append("")
+
+    md = head + [line for key in sorted(sections) for line in sections[key]]
+    with open(os.path.join(out, "results.json"), "w") as f:
+        json.dump(result, f, indent=1)
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write("\n".join(md))
+    chart(dist, raw, os.path.join(out, "latency.png"))
+    print("\n".join(md))
+
+
+def chart(dist, raw, png):
+    """One panel per group: the cumulative distribution of each command's latencies."""
+    panels = []
+    for title, cmd, times in dist:
+        if not panels or panels[-1][0] != title:
+            panels.append((title, []))
+        path = os.path.join(raw, f"cdf-{len(dist)}-{len(panels)}-{len(panels[-1][1])}.dat")
+        with open(path, "w") as f:
+            for i, t in enumerate(times):
+                f.write(f"{t} {(i + 1) / len(times)}\n")
+        panels[-1][1].append((cmd, path))
+    panels.sort(key=lambda p: p[0])
+    rows = math.ceil(len(panels) / 2)
+    gp = [f"set terminal pngcairo size 1400,{420 * rows} font ',9'", f"set output '{png}'",
+          f"set multiplot layout {rows},2", "set logscale x", "set grid",
+          "set xlabel 'latency (ms, log scale)'", "set ylabel 'fraction of runs'",
+          "set key bottom right", "set yrange [0:1]"]
+    for title, series in panels:
+        esc = title.replace("'", "").replace("`", "")
+        gp.append(f"set title '{esc}'")
+        gp.append("plot " + ", ".join(
+            f"'{p}' using 1:2 with steps lw 2 title '{c.replace(chr(39), '')}'"
+            for c, p in series))
+    gp.append("unset multiplot")
+    subprocess.run(["gnuplot"], input="\n".join(gp), text=True, check=True)
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "pss":
+        cmd_pss(argv[2], argv[3])
+    elif len(argv) == 3 and argv[1] == "pss-pids":
+        cmd_pss_pids(argv[2])
+    elif len(argv) == 4 and argv[1] == "report":
+        cmd_report(argv[2], argv[3])
+    else:
+        sys.stderr.write(__doc__)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
