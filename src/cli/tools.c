@@ -90,14 +90,16 @@ static const struct spec specs[] = {
        "CPU bandwidth as a number of CPUs, fractional (e.g. 0.5): at most the operator's "
        "limit, which is also the default (1 unless changed); unlimited is refused.",
        .type = TOOL_STRING, .set_type = true, .pattern = "^[0-9]+(\\.[0-9]{1,3})?$"},
-      {"--pids", "Maximum number of processes and threads: at most the operator's limit, "
-                 "which is also the default (256 unless changed); unlimited is refused.",
+      {"--pids",
+       "Maximum number of processes and threads: at most the operator's limit, "
+       "which is also the default (256 unless changed); unlimited is refused.",
        .type = TOOL_STRING, .set_type = true, .pattern = "^[0-9]+$"},
       {"--disk", "Size of the session's writable layer: at most the operator's limit, which "
                  "is also the default (1G unless changed). A size: bytes, or with a K, M or G "
                  "suffix (powers of 1024), e.g. 256M."},
-      {"--nofile", "Open files per process: at most the operator's limit, which is also the "
-                   "default (1024 unless changed).",
+      {"--nofile",
+       "Open files per process: at most the operator's limit, which is also the "
+       "default (1024 unless changed).",
        .minimum = 16},
       {"--env", "Environment variables of every command in the session, each as KEY=VALUE."},
       {"--package", "Python packages to pip-install when the session is created, e.g. numpy."},
