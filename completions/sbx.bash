@@ -13,7 +13,7 @@ _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory 
 _sbx_flags() {
         local common="--config --help --json"
         case $1 in
-        check | help | image | log | ls | mcp | tools | write) echo "$common" ;;
+        check | help | image | log | ls | tools | write) echo "$common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;
@@ -25,6 +25,7 @@ _sbx_flags() {
                         "--ignore-case --mode $common"
                 ;;
         list) echo "--quiet $common" ;;
+        mcp) echo "--any-session $common" ;;
         read) echo "--binary --limit --offset $common" ;;
         run) echo "$_sbx_create_flags --interactive --max-output --tty $common" ;;
         esac

@@ -7,6 +7,9 @@
 #    (-32700, -32600, -32601, -32602), notifications get no answer, the protocol version is
 #    negotiated, an oversized or endless line is refused with bounded memory, nothing hangs,
 #    notifications/cancelled stops the running command;
+#  - what a model may not do: lift a limit (unlimited, ttl 0) or ask for more than the
+#    operator's config, or reach a session the server did not create (an operator's session
+#    with a host directory mounted survives every tool); --any-session opens them;
 #  - a real MCP client, the official TypeScript SDK (tests/mcp, installed by
 #    scripts/bootstrap with npm ci), lists the tools and runs create, exec, write, read, edit,
 #    grep, glob, ls, connect and destroy end to end; failures come back as isError results;
@@ -301,6 +304,173 @@ _gone() {
         [ "$(json 'length')" = 0 ] || fail "sessions left after EOF: $output"
         # a bad --config is refused before serving (exit 2)
         sbx_expect 2 mcp --config "$BATS_TEST_TMPDIR/none.ini" </dev/null
+}
+
+# ---- what a model may not do ---------------------------------------------------------------
+
+# call ID TOOL ARGS: a tools/call request line.
+call() {
+        printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}' \
+                "$1" "$2" "$3"
+}
+
+# refused ID PATTERN [CODE]: the call ID is an isError result (not a protocol error) whose
+# text matches PATTERN, with error code CODE (usage).
+refused() {
+        answer "$1" | jq -e --arg p "$2" --arg c "${3:-usage}" '.result.isError == true and
+                (.result.content[0].text | test($p)) and
+                .result.structuredContent.error.code == $c' >/dev/null ||
+                fail "call $1 is not refused with /$2/ (${3:-usage}): $(answer "$1")"
+}
+
+# The repro of the review: create with every limit lifted and no expiry made a session
+# without cgroup limits that never expired. Each lift is refused, and so is a value above
+# the operator's limits; a value under them is taken and applied.
+@test "mcp: a model cannot lift the operator's limits or exceed them, only tighten them" {
+        mcp "$init" \
+                "$(call 2 create '{"memory":"unlimited","pids":"unlimited","cpus":"unlimited","ttl":"0"}')" \
+                "$(call 3 create '{"pids":"unlimited"}')" \
+                "$(call 4 create '{"cpus":"unlimited"}')" \
+                "$(call 5 create '{"ttl":"0"}')" \
+                "$(call 6 create '{"memory":"513M"}')" \
+                "$(call 7 create '{"cpus":"1.5"}')" \
+                "$(call 8 create '{"pids":"257"}')" \
+                "$(call 9 create '{"disk":"2G"}')" \
+                "$(call 10 create '{"nofile":4096}')" \
+                "$(call 11 create '{"ttl":"31m"}')" \
+                "$(call 12 create '{"timeout":"1h"}')" \
+                "$(call 13 create '{"name":"small","memory":"64M","cpus":"0.5","pids":"32","disk":"256M","nofile":512,"ttl":"5m","timeout":"60s"}')" \
+                "$(call 14 connect '{"session":"small","ttl":"0"}')" \
+                "$(call 15 connect '{"session":"small","ttl":"2h"}')" \
+                "$(call 16 exec '{"session":"small","command":["true"],"timeout":"31m"}')" \
+                "$(call 17 exec '{"session":"small","command":["sh","-c","ulimit -n"],"timeout":"10s"}')" \
+                "$(call 18 connect '{"session":"small","ttl":"10m"}')"
+        refused 2 "'memory' cannot be unlimited.*operator's 512M"
+        refused 3 "'pids' cannot be unlimited.*operator's 256"
+        refused 4 "'cpus' cannot be unlimited.*operator's 1"
+        refused 5 "'ttl' cannot be 0 .never expires.*operator's 30m"
+        refused 6 "'memory' 513M is above the operator's limit of 512M"
+        refused 7 "'cpus' 1.5 is above the operator's limit of 1"
+        refused 8 "'pids' 257 is above the operator's limit of 256"
+        refused 9 "'disk' 2G is above the operator's limit of 1G"
+        refused 10 "'nofile' 4096 is above the operator's limit of 1024"
+        refused 11 "'ttl' 31m is above the operator's limit of 30m"
+        refused 12 "'timeout' 1h is above the operator's limit of 30m"
+        refused 14 "'ttl' cannot be 0"
+        refused 15 "'ttl' 2h is above the operator's limit of 30m"
+        refused 16 "'timeout' 31m is above"
+        # under the ceiling: taken, and applied
+        answer 13 | jq -e '.result.isError == false and .result.structuredContent.ttl_seconds == 300
+                and (.result.structuredContent.expires_at | type) == "string"' >/dev/null ||
+                fail "a create under the limits failed: $(answer 13)"
+        [ "$(answer 17 | jq -r .result.structuredContent.output)" = 512 ] ||
+                fail "nofile 512 was not applied: $(answer 17)"
+        answer 18 | jq -e '.result.isError == false and .result.structuredContent.ttl_seconds ==
+                600' >/dev/null || fail "connect with a shorter ttl failed: $(answer 18)"
+        # a refused create made nothing: only the accepted one existed, and it is gone at EOF
+        sbx_ok list --json
+        [ "$(json 'length')" = 0 ] || fail "sessions left after EOF: $output"
+}
+
+@test "mcp: the operator's config is the ceiling; where it is unlimited, any finite value goes" {
+        printf '[limits]\nmemory = unlimited\npids = 64\n[sandbox]\nttl = 0\n' \
+                >"$BATS_TEST_TMPDIR/c.ini"
+        printf '%s\n' \
+                "$(call 2 create '{"memory":"2G","ttl":"100h","name":"big"}')" \
+                "$(call 3 create '{"memory":"unlimited"}')" \
+                "$(call 4 create '{"ttl":"0"}')" \
+                "$(call 5 create '{"pids":"65"}')" \
+                >"$BATS_TEST_TMPDIR/in"
+        SBX_PIDS=48 _expect 0 "$SBX" mcp --config "$BATS_TEST_TMPDIR/c.ini" \
+                <"$BATS_TEST_TMPDIR/in"
+        answer 2 | jq -e '.result.isError == false and .result.structuredContent.ttl_seconds ==
+                360000' >/dev/null || fail "finite values above nothing were refused: $(answer 2)"
+        refused 3 "'memory' cannot be unlimited.*ask for a finite value"
+        refused 4 "'ttl' cannot be 0.*ask for a finite value"
+        # SBX_* is a layer of the operator's config too (above the file)
+        refused 5 "'pids' 65 is above the operator's limit of 48"
+}
+
+# An operator's own session (here with a host directory mounted) is out of a model's reach,
+# by name and by id, for every tool; it survives the attempts. --any-session opens it.
+@test "mcp: the tools act only on sessions the server created, unless --any-session" {
+        mkdir "$BATS_TEST_TMPDIR/secrets"
+        echo hunter2 >"$BATS_TEST_TMPDIR/secrets/key"
+        sbx_ok create --name dev --mount "$BATS_TEST_TMPDIR/secrets:/mnt/secrets:ro"
+        local dev=$output
+        is_id "$dev" || fail "create: $dev"
+        mcp "$init" \
+                "$(call 2 read '{"session":"dev","path":"/mnt/secrets/key"}')" \
+                "$(call 3 exec '{"session":"'"$dev"'","command":["cat","/mnt/secrets/key"]}')" \
+                "$(call 4 exec '{"session":"dev","command":["true"]}')" \
+                "$(call 5 write '{"session":"dev","path":"/workspace/x","content":"x"}')" \
+                "$(call 6 edit '{"session":"dev","path":"/workspace/x","old_string":"x","new_string":"y"}')" \
+                "$(call 7 ls '{"session":"'"$dev"'","path":"/mnt/secrets"}')" \
+                "$(call 8 glob '{"session":"dev","pattern":"**/*"}')" \
+                "$(call 9 grep '{"session":"dev","pattern":"hunter","path":"/mnt"}')" \
+                "$(call 10 connect '{"session":"dev","ttl":"1m"}')" \
+                "$(call 11 destroy '{"session":"dev"}')" \
+                "$(call 12 destroy '{"session":"'"$dev"'","force":true}')" \
+                "$(call 13 create '{"name":"mine"}')" \
+                "$(call 14 exec '{"session":"mine","command":["echo","ok"]}')"
+        local i
+        for i in 2 3 4 5 6 7 8 9 10 11 12; do
+                refused "$i" "^Error: session (dev|$dev) was not created by this MCP server" \
+                        session_not_found
+        done
+        ! grep -q hunter2 <<<"$output" || fail "the secret reached the model:" "$output"
+        # the server's own session works by the name it chose
+        [ "$(answer 14 | jq -r .result.structuredContent.output)" = ok ] ||
+                fail "exec in the server's own session: $(answer 14)"
+        # the operator's session is untouched: alive, unchanged, its TTL not renewed to 1m
+        sbx_ok list --json
+        [ "$(json '[.[].id] | join(" ")')" = "$dev" ] || fail "sessions after the server: $output"
+        json '.[0].ttl_seconds == 1800' >/dev/null || fail "dev's ttl was changed: $output"
+        sbx_ok exec dev -- sh -c 'cat /mnt/secrets/key; ls /workspace'
+        [ "$output" = hunter2 ] || fail "dev changed: $output"
+
+        # the operator opts in: the same calls now reach it
+        printf '%s\n' \
+                "$(call 2 read '{"session":"dev","path":"/mnt/secrets/key"}')" \
+                "$(call 3 destroy '{"session":"'"$dev"'"}')" >"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp --any-session <"$BATS_TEST_TMPDIR/in"
+        answer 2 | jq -e '.result.isError == false and (.result.content[0].text | test("hunter2"))' \
+                >/dev/null || fail "--any-session: read failed: $(answer 2)"
+        answer 3 | jq -e '.result.isError == false' >/dev/null ||
+                fail "--any-session: destroy failed: $(answer 3)"
+        sbx_ok list --json
+        [ "$(json 'length')" = 0 ] || fail "dev still there after destroy: $output"
+}
+
+# A name is resolved in the server's table, never by sbx: after the server's "work" ended, an
+# operator's new "work" is not the server's.
+@test "mcp: a name the server used is not a way into a later session of the same name" {
+        local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/out pid
+        mkfifo "$fifo"
+        timeout 60 "$SBX" mcp <"$fifo" >"$out" &
+        pid=$! mcp_pid=$!
+        exec 7>"$fifo"
+        call 1 create '{"name":"work"}' >&7
+        echo >&7
+        wait_until 20 grep -q '"id":1' "$out" || fail "no create answer: $(cat "$out")"
+        local mine
+        mine=$(jq -r 'select(.id == 1) | .result.structuredContent.id' "$out")
+        # the session ends outside the server (as at its TTL); the operator makes a new "work"
+        sbx_ok destroy "$mine"
+        sbx_ok create --name work
+        local theirs=$output
+        printf '%s\n' "$(call 2 exec '{"session":"work","command":["true"]}')" \
+                "$(call 3 destroy '{"session":"work"}')" >&7
+        exec 7>&-
+        wait "$pid" || fail "sbx mcp did not exit 0 at EOF"
+        output=$(cat "$out")
+        answer 2 | jq -e '.result.isError == true and .result.structuredContent.error.code ==
+                "session_not_found"' >/dev/null || fail "exec reached the new work: $(answer 2)"
+        answer 3 | jq -e '.result.isError == true' >/dev/null ||
+                fail "destroy reached the new work: $(answer 3)"
+        sbx_ok list --json
+        [ "$(json '[.[].id] | join(" ")')" = "$theirs" ] || fail "sessions: $output"
+        sbx_ok destroy "$theirs"
 }
 
 # ---- a real client --------------------------------------------------------------------------

@@ -17,7 +17,10 @@
 #include "args.h"
 #include "mcp.h"
 
+enum { OPT_ANY_SESSION = 0x200 };
+
 static const struct option mcp_options[] = {
+    {"any-session", no_argument, NULL, OPT_ANY_SESSION},
     {"json", no_argument, NULL, OPT_JSON},
     {"config", required_argument, NULL, OPT_CONFIG},
     {"help", no_argument, NULL, OPT_HELP},
@@ -107,12 +110,16 @@ static int serve(struct mcp_server *s)
         return r;
 }
 
-static int parse_options(struct cli *cli, int argc, char **argv)
+static int parse_options(struct cli *cli, int argc, char **argv, bool *any_session)
 {
         int opt;
         optind = 0;
         opterr = 0;
         while ((opt = getopt_long(argc, argv, "+:h", mcp_options, NULL)) != -1) {
+                if (opt == OPT_ANY_SESSION) {
+                        *any_session = true;
+                        continue;
+                }
                 int k = args_common(cli, "mcp", opt);
                 if (k == -1)
                         return 1;
@@ -123,14 +130,12 @@ static int parse_options(struct cli *cli, int argc, char **argv)
         }
         if (optind < argc)
                 return sbx_usage(&cli->err, "unexpected argument '%s'", argv[optind]);
-        return args_check_config(cli) < 0 ? -1 : 0;
+        return 0;
 }
 
-int cmd_mcp(struct cli *cli, int argc, char **argv)
+/* Serve, then destroy the server's sessions; the exit status, or -1 with cli->err set. */
+static int serve_until_done(struct cli *cli, struct mcp_server *s)
 {
-        int r = parse_options(cli, argc, argv);
-        if (r)
-                return r > 0 ? 0 : cli_finish_error(cli, "mcp");
         sigset_t mask;
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
@@ -138,21 +143,34 @@ int cmd_mcp(struct cli *cli, int argc, char **argv)
         sigaddset(&mask, SIGHUP);
         _cleanup_close_ int sigfd = -1;
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0 ||
-            (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
-                sbx_internal(&cli->err, errno, "failed to set up the signal handling of mcp");
-                return cli_finish_error(cli, "mcp");
-        }
+            (sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK)) < 0)
+                return sbx_internal(&cli->err, errno,
+                                    "failed to set up the signal handling of mcp");
         /* a client that closes its end makes writes fail with EPIPE, not kill us */
         (void)signal(SIGPIPE, SIG_IGN);
-        struct mcp_server s = {.config_file = cli->config_file,
-                               .sigfd = sigfd,
-                               .in_fd = STDIN_FILENO,
-                               .out_fd = STDOUT_FILENO};
-        r = serve(&s);
-        mcp_destroy_sessions(&s);
-        if (r < 0 && r != -EPIPE && !s.stopping) {
+        s->sigfd = sigfd;
+        int r = serve(s);
+        mcp_destroy_sessions(s);
+        if (r < 0 && r != -EPIPE && !s->stopping) {
                 fprintf(stderr, "sbx: mcp: %s\n", strerror(-r));
                 return EXIT_SBX_FAILED;
         }
         return 0;
+}
+
+int cmd_mcp(struct cli *cli, int argc, char **argv)
+{
+        struct mcp_server s = {.sigfd = -1, .in_fd = STDIN_FILENO, .out_fd = STDOUT_FILENO};
+        int r = parse_options(cli, argc, argv, &s.any_session);
+        if (r)
+                return r > 0 ? 0 : cli_finish_error(cli, "mcp");
+        s.config_file = cli->config_file;
+        /* the operator's config, the ceiling of every limit a model asks for; a bad one is
+         * refused before serving (exit 2), as every command would refuse it */
+        config_init_defaults(&s.limits);
+        r = config_load(&s.limits, cli->config_file, &cli->err);
+        if (r == 0)
+                r = serve_until_done(cli, &s);
+        config_free(&s.limits);
+        return r < 0 ? cli_finish_error(cli, "mcp") : r;
 }

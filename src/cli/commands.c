@@ -133,12 +133,14 @@ const struct command sbx_commands[] = {
          "  sbx help exec\n", "--json --config --help"},
         {"tools", cmd_tools, "", "the tool definitions for a model (JSON Schema)", GLOBAL_OPTIONS,
          "  sbx tools\n  sbx tools --json | jq '.[].name'\n", "--json --config --help"},
-        {"mcp", cmd_mcp, "", "serve the tools over the Model Context Protocol on stdio",
+        {"mcp", cmd_mcp, "[--any-session]",
+         "serve the tools over the Model Context Protocol on stdio",
+         "      --any-session       let the tools act on all your sessions, not only its own\n"
          GLOBAL_OPTIONS,
          "  sbx mcp\n"
          "  claude mcp add sbx -- sbx mcp\n"
          "  sbx mcp --config ~/.config/sbx/agent.ini\n",
-         "--json --config --help"},
+         "--any-session --json --config --help"},
 };
 const size_t sbx_n_commands = sizeof(sbx_commands) / sizeof(sbx_commands[0]);
 

@@ -8,6 +8,9 @@
  *                line built from them, the result made from the command's --json output
  *   mcp_spawn.c  running that command: sbx's own binary, argv only (no shell), inputs on
  *                memfds, output read bounded, nothing else of the server inherited
+ *   mcp_limits.c the operator's limits as a ceiling: a model may tighten them, never loosen
+ *   mcp_sessions.c the sessions this server created: the only ones its tools act on (unless
+ *                --any-session), destroyed at the end
  *
  * Requests are served one at a time, in order. A tool call runs sbx itself (/proc/self/exe)
  * with --json, so the server has exactly the CLI's behaviour and checks.
@@ -19,6 +22,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "../config/config.h"
 #include "../shared/buf.h"
 #include "tools.h"
 
@@ -38,15 +42,23 @@ struct mcp_reader {
         bool eof;
 };
 
+/* A session created through this server: its id, and the name the model gave it (or NULL). */
+struct mcp_session {
+        char *id;
+        char *name;
+};
+
 struct mcp_server {
-        const char *config_file; /* --config FILE, passed on to every command */
-        int sigfd;               /* signalfd of SIGTERM, SIGINT, SIGHUP (blocked) */
-        int in_fd;               /* the client's messages */
+        const char *config_file;  /* --config FILE, passed on to every command */
+        bool any_session;         /* --any-session: also act on sessions not created here */
+        struct sbx_config limits; /* the operator's config: the ceiling of a model's limits */
+        int sigfd;                /* signalfd of SIGTERM, SIGINT, SIGHUP (blocked) */
+        int in_fd;                /* the client's messages */
         int out_fd;
-        bool stopping;           /* a signal arrived: finish and clean up */
-        struct mcp_reader in;    /* also read while a command runs, for cancellations */
-        json_object *current_id; /* the id of the tools/call being served, NULL between */
-        char **sessions;         /* ids of the sessions created here (NULL-terminated) */
+        bool stopping;                /* a signal arrived: finish and clean up */
+        struct mcp_reader in;         /* also read while a command runs, for cancellations */
+        json_object *current_id;      /* the id of the tools/call being served, NULL between */
+        struct mcp_session *sessions; /* created here and not destroyed through a tool */
         size_t n_sessions;
 };
 
@@ -83,6 +95,25 @@ static inline void mcp_argv_freep(char ***argv)
         mcp_argv_free(*argv);
 }
 
+/*
+ * The limits a model asks for (create's memory, cpus, pids, disk, nofile, ttl, timeout;
+ * connect's ttl; exec's timeout) against the operator's (op): "unlimited", a ttl of 0 and a
+ * value above the operator's are refused (-EPERM, the reason in why). A value that does not
+ * parse is left to the schema check and to sbx itself.
+ */
+int mcp_check_limits(const struct sbx_config *op, const struct tool *t, json_object *args,
+                     char *why, size_t n);
+
+/*
+ * The session argument of a tool call: an id or name of a session created here is replaced by
+ * its id (names are resolved in this server's table, never by sbx); any other is refused
+ * (-EPERM, the reason in why) unless s->any_session. 0 when the tool takes no session.
+ */
+int mcp_resolve_session(const struct mcp_server *s, const struct tool *t, json_object *args,
+                        char *why, size_t n);
+/* After a tool call with result o: remember a session create made, forget one destroy ended. */
+void mcp_track_sessions(struct mcp_server *s, const struct tool *t, json_object *args,
+                        json_object *o);
 /* Destroy every session created by this server (the end of the connection). */
 void mcp_destroy_sessions(struct mcp_server *s);
 

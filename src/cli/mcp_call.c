@@ -376,30 +376,6 @@ static json_object *parse_output(const struct buf *out)
         return o;
 }
 
-/* Sessions made here are destroyed at the end; one destroyed through the tool is forgotten. */
-static void track(struct mcp_server *s, const struct tool *t, json_object *args, json_object *o)
-{
-        if (strcmp(t->name, "create") == 0 && str_of(o, "id")) {
-                char **v = reallocarray(s->sessions, s->n_sessions + 2, sizeof(char *));
-                if (!v)
-                        return;
-                s->sessions = v;
-                if ((v[s->n_sessions] = strdup(str_of(o, "id"))))
-                        s->n_sessions++;
-                v[s->n_sessions] = NULL;
-        } else if (strcmp(t->name, "destroy") == 0 && str_of(args, "session") &&
-                   !json_object_object_get_ex(o, "error", NULL)) {
-                /* by id; one destroyed by name stays listed: --force at the end is a no-op */
-                for (size_t i = 0; i < s->n_sessions; i++)
-                        if (strcmp(s->sessions[i], str_of(args, "session")) == 0) {
-                                free(s->sessions[i]);
-                                s->sessions[i] = s->sessions[--s->n_sessions];
-                                s->sessions[s->n_sessions] = NULL;
-                                break;
-                        }
-        }
-}
-
 static json_object *failure(const char *fmt, ...) _printf_(1, 2);
 static json_object *failure(const char *fmt, ...)
 {
@@ -411,12 +387,50 @@ static json_object *failure(const char *fmt, ...)
         return tool_result(msg, true, NULL);
 }
 
+/* A call the server refuses itself: an error result like sbx's own. */
+static json_object *refused(const char *code, const char *message)
+{
+        json_object *structured = json_object_new_object(), *err = json_object_new_object();
+        json_object_object_add(err, "code", json_object_new_string(code));
+        json_object_object_add(err, "message", json_object_new_string(message));
+        json_object_object_add(structured, "error", err);
+        char text[640];
+        snprintf(text, sizeof(text), "Error: %s (%s)", message, code);
+        return tool_result(text, true, structured);
+}
+
+/*
+ * The server's own checks, before any command runs; 1 when *ret is the refusal. The limits
+ * come first, before the schema: "unlimited" or a ttl of 0 must be a result the model reads
+ * ("the operator's limit is 512M"), not a pattern mismatch. Then the schema (-EINVAL: -32602),
+ * then the session, which must be one this server created (the argument becomes its id): to
+ * the model another session is one that does not exist (session_not_found: create one).
+ */
+static int server_checks(struct mcp_server *s, const struct tool *t, json_object *args,
+                         json_object **ret, char *why, size_t why_len)
+{
+        char msg[512];
+        const char *code = "usage";
+        int r = mcp_check_limits(&s->limits, t, args, msg, sizeof(msg));
+        if (r == 0 && (r = mcp_check_args(t, args, why, why_len)) < 0)
+                return r;
+        if (r == 0) {
+                code = "session_not_found";
+                r = mcp_resolve_session(s, t, args, msg, sizeof(msg));
+        }
+        if (r == -EPERM) {
+                *ret = refused(code, msg);
+                return *ret ? 1 : -ENOMEM;
+        }
+        return r;
+}
+
 int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args, json_object **ret,
                   char *why, size_t why_len)
 {
-        int r = mcp_check_args(t, args, why, why_len);
-        if (r < 0)
-                return r;
+        int r = server_checks(s, t, args, ret, why, why_len);
+        if (r != 0)
+                return r < 0 ? r : 0;
         struct mcp_run run = {0};
         _cleanup_(mcp_argv_freep) char **argv = mcp_command_line(s, t, args, &run);
         if (!argv)
@@ -430,7 +444,8 @@ int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args,
         }
         json_object *o = run.out_overflow ? NULL : parse_output(&out);
         if (o)
-                track(s, t, args, o); /* also when cancelled: a create may have finished */
+                mcp_track_sessions(s, t, args, o); /* also when cancelled: a create may have
+                                                      finished */
         if (run.cancelled) {
                 json_object_put(o);
                 return -ECANCELED;
@@ -448,31 +463,4 @@ int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args,
                 *ret = result_from_json(t, o, &err);
         json_object_put(o);
         return *ret ? 0 : -ENOMEM;
-}
-
-void mcp_destroy_sessions(struct mcp_server *s)
-{
-        if (s->n_sessions == 0)
-                return;
-        _cleanup_(argv_b_free) struct argv_b a = {0};
-        argv_add(&a, "sbx");
-        argv_add(&a, "destroy");
-        argv_add(&a, "--json");
-        argv_add(&a, "--force");
-        if (s->config_file)
-                argv_add(&a, "--config=%s", s->config_file);
-        argv_add(&a, "--");
-        for (size_t i = 0; i < s->n_sessions; i++)
-                argv_add(&a, "%s", s->sessions[i]);
-        if (!a.oom) {
-                struct mcp_run run = {.argv = a.v, .cleanup = true};
-                (void)mcp_spawn(s, &run);
-                buf_freep(&run.out);
-                buf_freep(&run.err);
-        }
-        for (size_t i = 0; i < s->n_sessions; i++)
-                free(s->sessions[i]);
-        free(s->sessions);
-        s->sessions = NULL;
-        s->n_sessions = 0;
 }

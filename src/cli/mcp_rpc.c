@@ -126,7 +126,9 @@ static json_object *initialize_result(json_object *params)
                 "Disposable, locked-down Linux sandboxes. Call create to get a session id, run "
                 "commands with exec and work on files with ls, read, write, edit, glob and grep "
                 "(all inside the session, never on the host), and destroy the session when "
-                "done. Sessions created here are destroyed when this connection ends."));
+                "done. The tools act only on sessions created here, which are destroyed when "
+                "this connection ends. Limits you ask for can only be tighter than the "
+                "operator's."));
         return res;
 }
 

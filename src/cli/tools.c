@@ -68,24 +68,39 @@ static const struct spec specs[] = {
      "with ttl_seconds and expires_at. Files persist across calls in the same session; "
      "commands start in /workspace, which is writable (so is /tmp). The session lives until "
      "destroy, or until its TTL (default 30m) runs out without a connect to renew it. Destroy "
-     "it when you are done.",
+     "it when you are done. Limits you give can only be tighter than the operator's (the "
+     "defaults), never looser or unlimited. The other tools act only on sessions created "
+     "here.",
      NULL,
      {{0}},
      {{"--name", "A name for the session, usable instead of its id (unique per user).",
        .pattern = "^[a-z0-9][a-z0-9_.-]{0,62}$"},
-      {"--ttl", "How long the session lives without being renewed by connect (default 30m); "
-                "0 means until destroyed. A duration: seconds, or with an s, m or h suffix."},
-      {"--timeout", "The default time limit of each exec in this session (default 1800s). A "
+      {"--ttl", "How long the session lives without being renewed by connect: at most the "
+                "operator's limit, which is also the default (30m unless changed); 0 (never "
+                "expires) is refused. A duration: seconds, or with an s, m or h suffix."},
+      {"--timeout", "The default time limit of each exec in this session: at most the "
+                    "operator's limit, which is also the default (1800s unless changed). A "
                     "duration: seconds, or with an s, m or h suffix."},
       {"--seccomp", "System call filter: default, or strict (an allow list).",
        .choices = {"default", "strict"}},
+      {"--memory", "Memory limit, no swap: at most the operator's limit, which is also the "
+                   "default (512M unless changed); unlimited is refused. A size: bytes, or "
+                   "with a K, M or G suffix (powers of 1024), e.g. 256M."},
       {"--cpus",
-       "CPU bandwidth as a number of CPUs, fractional (e.g. 0.5 or 2; default 1), or "
-       "unlimited.",
-       .type = TOOL_STRING, .set_type = true, .pattern = "^([0-9]+(\\.[0-9]{1,3})?|unlimited)$"},
-      {"--pids", "Maximum number of processes and threads (default 256), or unlimited.",
-       .type = TOOL_STRING, .set_type = true, .pattern = "^([0-9]+|unlimited)$"},
-      {"--nofile", "Open files per process (default 1024).", .minimum = 16},
+       "CPU bandwidth as a number of CPUs, fractional (e.g. 0.5): at most the operator's "
+       "limit, which is also the default (1 unless changed); unlimited is refused.",
+       .type = TOOL_STRING, .set_type = true, .pattern = "^[0-9]+(\\.[0-9]{1,3})?$"},
+      {"--pids",
+       "Maximum number of processes and threads: at most the operator's limit, "
+       "which is also the default (256 unless changed); unlimited is refused.",
+       .type = TOOL_STRING, .set_type = true, .pattern = "^[0-9]+$"},
+      {"--disk", "Size of the session's writable layer: at most the operator's limit, which "
+                 "is also the default (1G unless changed). A size: bytes, or with a K, M or G "
+                 "suffix (powers of 1024), e.g. 256M."},
+      {"--nofile",
+       "Open files per process: at most the operator's limit, which is also the "
+       "default (1024 unless changed).",
+       .minimum = 16},
       {"--env", "Environment variables of every command in the session, each as KEY=VALUE."},
       {"--package", "Python packages to pip-install when the session is created, e.g. numpy."},
       {"--read-only", "Keep the base system read-only: only /workspace and /tmp are writable."},
@@ -97,8 +112,9 @@ static const struct spec specs[] = {
      "destroyed: then create a new one.",
      NULL,
      {OPERAND_SESSION},
-     {{"--ttl", "The new time to live from now (default: the session's own). A duration: "
-                "seconds, or with an s, m or h suffix; 0 means until destroyed."},
+     {{"--ttl", "The new time to live from now (default: the session's own): at most the "
+                "operator's limit (30m unless changed); 0 (never expires) is refused. A "
+                "duration: seconds, or with an s, m or h suffix."},
       {0}}},
     {"exec",
      "Run a command inside a session and return, once it exits, its exit_code and its output "
@@ -118,8 +134,9 @@ static const struct spec specs[] = {
        .required = true,
        .description = "The program and its arguments, e.g. [\"python3\", \"main.py\"] or "
                       "[\"sh\", \"-c\", \"make 2>&1 | tail -n 20\"]."}},
-     {{"--timeout", "Time limit of this command (default: the session's, 1800s). A duration: "
-                    "seconds, or with an s, m or h suffix."},
+     {{"--timeout", "Time limit of this command (default: the session's, 1800s): at most "
+                    "the operator's limit (1800s unless changed). A duration: seconds, or with "
+                    "an s, m or h suffix."},
       {"--workdir", "The absolute directory to run in (default: the session's workdir)."},
       {"--env", "Extra environment variables, each as KEY=VALUE."},
       {"--max-output", "Cap on the captured output (default 1M): a size in bytes or with a K, "

@@ -167,8 +167,9 @@ const scenarios = {
     res = await call(client, "edit", { session: id, path: "a.txt", old_string: "zzz", new_string: "y" });
     check(res.isError === true && /String not found/.test(text(res)), "edit of a missing string is an isError result", res);
     res = await call(client, "exec", { session: "sb_0000000000000000", command: ["true"] });
-    check(res.isError === true && res.structuredContent.error.code === "session_not_found",
-      "a session that does not exist is an isError result", res);
+    check(res.isError === true && res.structuredContent.error.code === "session_not_found" &&
+      /not created by this MCP server/.test(text(res)),
+      "a session that does not exist (or is not the server's) is an isError result", res);
     res = await call(client, "exec", { session: id, command: ["no-such-program"] });
     check(res.structuredContent.exit_code === 127, "a missing program exits 127", res);
     res = await call(client, "create", { memory: "lots" });

@@ -147,10 +147,106 @@ static void test_check(void)
                   "'force' must be a boolean");
 }
 
+/* mcp_check_limits of tool's args against the operator's config: "ok" or the reason. */
+static const char *limits_of(const struct sbx_config *op, const char *tool, const char *args_json)
+{
+        static char why[512];
+        json_object *args = json_tokener_parse(args_json);
+        int r = args ? mcp_check_limits(op, tool_find(tool), args, why, sizeof(why)) : -1;
+        json_object_put(args);
+        return r == 0 ? "ok" : r == -EPERM ? why : "bad test";
+}
+
+static void test_limits(void)
+{
+        struct sbx_config op;
+        config_init_defaults(&op); /* 512M, 1 CPU, 256 pids, 1G disk, 1024 files, 30m, 1800s */
+        /* what lifts a limit is refused, whatever the operator allows */
+        CHECK_STR(limits_of(&op, "create", "{\"memory\":\"unlimited\"}"),
+                  "'memory' cannot be unlimited: a model may not lift the operator's limits; ask "
+                  "for at most the operator's 512M");
+        CHECK_STR(limits_of(&op, "create", "{\"ttl\":\"0\"}"),
+                  "'ttl' cannot be 0 (never expires): a model may not lift the operator's "
+                  "limits; ask for at most the operator's 30m");
+        CHECK_STR(limits_of(&op, "connect", "{\"session\":\"w\",\"ttl\":\"0s\"}"),
+                  "'ttl' cannot be 0 (never expires): a model may not lift the operator's "
+                  "limits; ask for at most the operator's 30m");
+        CHECK(strstr(limits_of(&op, "create", "{\"pids\":\"unlimited\"}"), "'pids' cannot"));
+        CHECK(strstr(limits_of(&op, "create", "{\"cpus\":\"unlimited\"}"), "'cpus' cannot"));
+        /* above the operator's, in the config's own units */
+        CHECK_STR(limits_of(&op, "create", "{\"memory\":\"524289K\"}"),
+                  "'memory' 524289K is above the operator's limit of 512M: ask for at most 512M");
+        CHECK_STR(limits_of(&op, "create", "{\"cpus\":\"1.001\"}"),
+                  "'cpus' 1.001 is above the operator's limit of 1: ask for at most 1");
+        CHECK_STR(limits_of(&op, "create", "{\"nofile\":1025}"),
+                  "'nofile' 1025 is above the operator's limit of 1024: ask for at most 1024");
+        CHECK(strstr(limits_of(&op, "create", "{\"disk\":\"2G\"}"), "'disk' 2G is above"));
+        CHECK(strstr(limits_of(&op, "create", "{\"pids\":\"257\"}"), "'pids' 257 is above"));
+        CHECK(strstr(limits_of(&op, "create", "{\"timeout\":\"31m\"}"), "'timeout' 31m is"));
+        CHECK(strstr(limits_of(&op, "exec", "{\"timeout\":\"1801\"}"), "'timeout' 1801s is"));
+        CHECK(strstr(limits_of(&op, "connect", "{\"ttl\":\"1h\"}"), "'ttl' 1h is above"));
+        /* at or under the ceiling, and what does not parse (the schema or sbx refuses it) */
+        CHECK_STR(limits_of(&op, "create",
+                            "{\"memory\":\"512M\",\"cpus\":\"0.5\",\"pids\":\"10\","
+                            "\"disk\":\"1G\",\"nofile\":64,\"ttl\":\"30m\",\"timeout\":\"5s\"}"),
+                  "ok");
+        CHECK_STR(limits_of(&op, "exec", "{\"timeout\":\"30m\"}"), "ok");
+        CHECK_STR(limits_of(&op, "create", "{\"memory\":\"lots\"}"), "ok");
+        CHECK_STR(limits_of(&op, "ls", "{\"memory\":\"unlimited\"}"), "ok");
+        /* an operator who allows no limit: any finite value, still not unlimited */
+        op.memory_bytes = 0;
+        op.ttl_sec = 0;
+        CHECK_STR(limits_of(&op, "create", "{\"memory\":\"64G\",\"ttl\":\"100h\"}"), "ok");
+        CHECK_STR(limits_of(&op, "create", "{\"memory\":\"unlimited\"}"),
+                  "'memory' cannot be unlimited: a model may not lift the operator's limits; ask "
+                  "for a finite value");
+        CHECK(strstr(limits_of(&op, "create", "{\"ttl\":\"0\"}"), "'ttl' cannot be 0"));
+        config_free(&op);
+}
+
+/* mcp_resolve_session: the session argument afterwards, or the reason it was refused. */
+static const char *resolved(const struct mcp_server *s, const char *tool, const char *args_json)
+{
+        static char out[512];
+        json_object *args = json_tokener_parse(args_json), *v;
+        int r = mcp_resolve_session(s, tool_find(tool), args, out, sizeof(out));
+        if (r == 0)
+                snprintf(out, sizeof(out), "%s",
+                         json_object_object_get_ex(args, "session", &v) ? json_object_get_string(v)
+                                                                        : "(none)");
+        json_object_put(args);
+        return out;
+}
+
+static void test_sessions(void)
+{
+        struct mcp_session table[] = {{(char *)"sb_0123456789abcdef", (char *)"work"},
+                                      {(char *)"sb_aaaaaaaaaaaaaaaa", NULL},
+                                      {(char *)"sb_bbbbbbbbbbbbbbbb", (char *)"work"}};
+        struct mcp_server s = {.sessions = table, .n_sessions = 3};
+        /* ids stay, names become the id of the newest session of that name */
+        CHECK_STR(resolved(&s, "exec", "{\"session\":\"sb_0123456789abcdef\"}"),
+                  "sb_0123456789abcdef");
+        CHECK_STR(resolved(&s, "destroy", "{\"session\":\"work\"}"), "sb_bbbbbbbbbbbbbbbb");
+        CHECK_STR(resolved(&s, "create", "{\"name\":\"x\"}"), "(none)");
+        /* anything else is refused, by id or by name */
+        CHECK_STR(resolved(&s, "read", "{\"session\":\"dev\"}"),
+                  "session dev was not created by this MCP server (or was destroyed): its tools "
+                  "act only on the sessions made with its create tool");
+        CHECK(strstr(resolved(&s, "destroy", "{\"session\":\"sb_cccccccccccccccc\"}"),
+                     "was not created by this MCP server"));
+        /* unless the operator opened them all: then unknown ones go through as given */
+        s.any_session = true;
+        CHECK_STR(resolved(&s, "read", "{\"session\":\"dev\"}"), "dev");
+        CHECK_STR(resolved(&s, "read", "{\"session\":\"work\"}"), "sb_bbbbbbbbbbbbbbbb");
+}
+
 int main(void)
 {
         test_table();
         test_argv();
         test_check();
+        test_limits();
+        test_sessions();
         return unit_done();
 }
