@@ -389,6 +389,55 @@ json.dump(man, open(p, "w"))' "$BATS_TEST_TMPDIR/tamper"
         store_is_empty
 }
 
+# layer_of DIR TAG: the hex digest of the first layer of the OCI layout DIR's image TAG.
+layer_of() {
+        python3 -c '
+import json, sys
+d, tag = sys.argv[1:]
+idx = json.load(open(d + "/index.json"))
+m = [x for x in idx["manifests"] if x["annotations"]["org.opencontainers.image.ref.name"] == tag][0]
+man = json.load(open(d + "/blobs/sha256/" + m["digest"][7:]))
+print(man["layers"][0]["digest"][7:])' "$1" "$2"
+}
+
+@test "hostile: a FIFO as the source, its index.json, a blob or a layer tar fails at once" {
+        # an open of a FIFO blocks until a writer comes: with the store lock held, forever
+        local sbx_call_timeout=20 d=$BATS_TEST_TMPDIR
+        mkfifo "$d/fifo"
+        sbx_expect 2 image import f:1 "$d/fifo"
+        [[ $stderr == *"not a directory or a regular file"* ]] || fail "stderr: $stderr"
+        cp -a "$fx/oci" "$d/index"
+        rm "$d/index/index.json"
+        mkfifo "$d/index/index.json"
+        sbx_expect 2 image import f:1 "$d/index"
+        [[ $stderr == *"'index.json' is not a regular file"* ]] || fail "stderr: $stderr"
+        cp -a "$fx/oci" "$d/blob"
+        local layer
+        layer=$(layer_of "$d/blob" v1)
+        rm "$d/blob/blobs/sha256/$layer"
+        mkfifo "$d/blob/blobs/sha256/$layer"
+        sbx_expect 2 image import bb:v1 "$d/blob"
+        [[ $stderr == *"layer blob 'blobs/sha256/$layer' is not a regular file"* ]] ||
+                fail "stderr: $stderr"
+        mkdir "$d/docker"
+        tar -C "$d/docker" -xf "$fx/docker.tar"
+        local tar
+        tar=$(cd "$d/docker" && ls -- */layer.tar | head -n1)
+        rm "$d/docker/$tar"
+        mkfifo "$d/docker/$tar"
+        sbx_expect 2 image import bb:v1 "$d/docker"
+        [[ $stderr == *"layer '$tar' is not a regular file"* ]] || fail "stderr: $stderr"
+        store_is_empty
+        # an import on the FIFO blob next to an rm: neither waits for the other
+        sbx_ok image import bb:v1 "$fx/oci"
+        timeout 20 "$SBX" image import other:v1 "$d/blob" 2>/dev/null &
+        local pid=$! rc=0
+        sbx_ok image rm bb:v1
+        wait "$pid" || rc=$?
+        [ "$rc" = 2 ] || fail "the import next to rm exited $rc (124: it hung)"
+        store_is_empty
+}
+
 # ---- packages and setup -------------------------------------------------------------------
 
 # mk_wheel DIR: a tiny pure-Python wheel "sbxtiny" 1.0, by hand.
