@@ -107,7 +107,7 @@ teardown() { teardown_sbx; }
 store_is_empty() {
         [ ! -d "$store" ] && return 0
         local left
-        left=$(find "$store/tags" "$store/images" "$store/layers" "$store/tmp" -mindepth 1 2>/dev/null)
+        left=$(find "$store/tags" "$store/images" "$store/layers" "$store/tmp" -mindepth 1 -maxdepth 1 2>/dev/null)
         [ -z "$left" ] || fail "left in the store:" "$left"
 }
 
@@ -386,6 +386,92 @@ man = json.load(open(p)); man["annotations"] = {"evil": "1"}
 json.dump(man, open(p, "w"))' "$BATS_TEST_TMPDIR/tamper"
         sbx_expect 2 image import bb:v1 "$BATS_TEST_TMPDIR/tamper"
         [[ $stderr == *"does not match its digest"* ]] || fail "stderr: $stderr"
+        store_is_empty
+}
+
+# layer_of DIR TAG: the hex digest of the first layer of the OCI layout DIR's image TAG.
+layer_of() {
+        python3 -c '
+import json, sys
+d, tag = sys.argv[1:]
+idx = json.load(open(d + "/index.json"))
+m = [x for x in idx["manifests"] if x["annotations"]["org.opencontainers.image.ref.name"] == tag][0]
+man = json.load(open(d + "/blobs/sha256/" + m["digest"][7:]))
+print(man["layers"][0]["digest"][7:])' "$1" "$2"
+}
+
+@test "hostile: a FIFO as the source, its index.json, a blob or a layer tar fails at once" {
+        # an open of a FIFO blocks until a writer comes: with the store lock held, forever
+        local sbx_call_timeout=20 d=$BATS_TEST_TMPDIR
+        mkfifo "$d/fifo"
+        sbx_expect 2 image import f:1 "$d/fifo"
+        [[ $stderr == *"not a directory or a regular file"* ]] || fail "stderr: $stderr"
+        cp -a "$fx/oci" "$d/index"
+        rm "$d/index/index.json"
+        mkfifo "$d/index/index.json"
+        sbx_expect 2 image import f:1 "$d/index"
+        [[ $stderr == *"'index.json' is not a regular file"* ]] || fail "stderr: $stderr"
+        cp -a "$fx/oci" "$d/blob"
+        local layer
+        layer=$(layer_of "$d/blob" v1)
+        rm "$d/blob/blobs/sha256/$layer"
+        mkfifo "$d/blob/blobs/sha256/$layer"
+        sbx_expect 2 image import bb:v1 "$d/blob"
+        [[ $stderr == *"layer blob 'blobs/sha256/$layer' is not a regular file"* ]] ||
+                fail "stderr: $stderr"
+        mkdir "$d/docker"
+        tar -C "$d/docker" -xf "$fx/docker.tar"
+        local tar
+        tar=$(cd "$d/docker" && ls -- */layer.tar | head -n1)
+        rm "$d/docker/$tar"
+        mkfifo "$d/docker/$tar"
+        sbx_expect 2 image import bb:v1 "$d/docker"
+        [[ $stderr == *"layer '$tar' is not a regular file"* ]] || fail "stderr: $stderr"
+        store_is_empty
+        # an import on the FIFO blob next to an rm: neither waits for the other
+        sbx_ok image import bb:v1 "$fx/oci"
+        timeout 20 "$SBX" image import other:v1 "$d/blob" 2>/dev/null &
+        local pid=$! rc=0
+        sbx_ok image rm bb:v1
+        wait "$pid" || rc=$?
+        [ "$rc" = 2 ] || fail "the import next to rm exited $rc (124: it hung)"
+        store_is_empty
+}
+
+# mk_deep FILE DEPTH: a layer tar with a file DEPTH directories deep (d/d/.../d/f).
+mk_deep() {
+        python3 - "$1" "$2" <<'EOF'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w", format=tarfile.PAX_FORMAT) as t:
+    p = ""
+    for i in range(int(sys.argv[2])):
+        p = p + ("/" if p else "") + "d"
+        ti = tarfile.TarInfo(p); ti.type = tarfile.DIRTYPE; ti.mode = 0o755; t.addfile(ti)
+    ti = tarfile.TarInfo(p + "/f"); ti.size = 5; t.addfile(ti, io.BytesIO(b"deep\n"))
+EOF
+}
+
+@test "deep trees: a layer 1,500 directories deep is imported and removed with 256 fds" {
+        mk_deep "$BATS_TEST_TMPDIR/deep.tar" 1500
+        # one open directory per level (the old removal) needs 1,500 fds
+        _expect 0 prlimit --nofile=256 -- "$SBX" image import deep "$BATS_TEST_TMPDIR/deep.tar"
+        local layer f
+        layer=$(find "$store/layers" -mindepth 1 -maxdepth 1 -type d)
+        f=$layer/$(printf 'd/%.0s' $(seq 1500))f
+        [ "$(cat "$f")" = deep ] || fail "the deep file is not in the layer"
+        _expect 0 prlimit --nofile=256 -- "$SBX" image rm deep
+        store_is_empty
+        # a removal that fails says so (a mount point in the layer: rmdir is EBUSY)
+        sbx_ok image import deep "$BATS_TEST_TMPDIR/deep.tar"
+        layer=$(find "$store/layers" -mindepth 1 -maxdepth 1 -type d)
+        _expect 125 unshare -m sh -c 'mount --make-rprivate / && mount -t tmpfs none "$1/d/d" && exec "$2" image rm deep' sh "$layer" "$SBX"
+        [[ $stderr == *"removed the tag 'deep:latest', but failed to remove"* ]] ||
+                fail "stderr: $stderr"
+        [ -n "$(ls -A "$store/tmp")" ] || fail "nothing left behind: the failure is not real"
+        # the next import sweeps what was left
+        sbx_ok image import bb:v1 "$fx/oci"
+        [ -z "$(ls -A "$store/tmp")" ] || fail "tmp/ not swept: $(ls -A "$store/tmp")"
+        sbx_ok image rm bb:v1
         store_is_empty
 }
 

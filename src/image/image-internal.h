@@ -63,8 +63,9 @@ int store_tag_set(int storefd, const char *name, const char *tag, const char *id
 int store_tag_file(const char *name, const char *tag, char *out, size_t n);
 /* Remove a tree below dirfd (no symlink is ever followed). */
 int store_rmtree(int dirfd, const char *name);
-/* Drop records no tag names and nobody holds, then layers no record names. */
-void store_gc(int storefd);
+/* Empty tmp/, drop records no tag names and nobody holds, then layers no record names.
+ * Returns the first failure (-errno): what could not be removed stays. */
+int store_gc(int storefd);
 /* Append s (taken on success) to the NULL-terminated *v. */
 int strv_add(char ***v, char *s);
 size_t strv_len(char *const *v);

@@ -163,7 +163,8 @@ int image_import(const char *ref, const char *source, struct image_info *ret, st
                 r = store_lock(im.storefd, &lockfd, e);
         if (r < 0)
                 goto out;
-        store_gc(im.storefd); /* what a killed import left in tmp/ */
+        /* what a killed import left in tmp/; a failure here does not stop this import */
+        (void)store_gc(im.storefd);
         im.layersfd = openat(im.storefd, "layers", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (im.layersfd < 0) {
                 r = sbx_internal(e, errno, "failed to open the store's layers");
@@ -307,9 +308,13 @@ int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e)
         snprintf(tagpath, sizeof(tagpath), "tags/%s", file);
         if (unlinkat(storefd, tagpath, 0) < 0)
                 return sbx_internal(e, errno, "failed to remove the tag '%s:%s'", name, tag);
+        closep(&rec); /* our own lock must not keep the record alive */
+        if ((r = store_gc(storefd)) < 0)
+                return sbx_internal(e, -r,
+                                    "removed the tag '%s:%s', but failed to remove unused files "
+                                    "from the image store",
+                                    name, tag);
         *ret = (struct image_info){.name = TAKE_PTR(name), .tag = TAKE_PTR(tag)};
         memcpy(ret->id, id, sizeof(id));
-        closep(&rec); /* our own lock must not keep the record alive */
-        store_gc(storefd);
         return 0;
 }

@@ -43,20 +43,48 @@ static int invalid(struct sbx_error *e, const char *source, const char *why)
         return sbx_fail(e, EXIT_USAGE, "usage", 0, "invalid image source '%s': %s", source, why);
 }
 
+/*
+ * Open a regular file for reading without ever blocking or having an effect on open: a FIFO
+ * (which would block until a writer comes, while the store lock is held) or a device is
+ * opened O_NONBLOCK | O_NOCTTY, seen by fstat and refused. O_NONBLOCK is cleared again for
+ * the regular file. -EINVAL: not a regular file.
+ */
+static int open_regular_fd(int fd)
+{
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+                return -errno;
+        return 0;
+}
+
 static int open_beneath(int dirfd, const char *path)
 {
-        struct open_how how = {.flags = O_RDONLY | O_CLOEXEC,
+        struct open_how how = {.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC,
                                .resolve =
                                    RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS};
-        int fd = sys_openat2(dirfd, path, &how);
+        _cleanup_close_ int fd = sys_openat2(dirfd, path, &how);
         if (fd < 0)
                 return -errno;
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                close(fd);
-                return -EINVAL;
-        }
-        return fd;
+        int r = open_regular_fd(fd);
+        return r < 0 ? r : TAKE_FD(fd);
+}
+
+/* Why a file of a source could not be opened: missing, not a regular file (a FIFO, a
+ * directory), or the error. */
+static int open_failed(struct sbx_error *e, const char *source, const char *what, const char *path,
+                       int r)
+{
+        if (r == -EINVAL)
+                return sbx_fail(e, EXIT_USAGE, "usage", 0,
+                                "invalid image source '%s': %s '%s' is not a regular file", source,
+                                what, path);
+        return sbx_fail(e, EXIT_USAGE, "usage", -r, "invalid image source '%s': %s %s '%s'", source,
+                        r == -ENOENT ? "missing" : "cannot open", what, path);
 }
 
 static void json_putp(struct json_object **o)
@@ -73,8 +101,7 @@ static int read_json(int dirfd, const char *path, const char *expect, const char
 {
         _cleanup_close_ int fd = open_beneath(dirfd, path);
         if (fd < 0)
-                return sbx_fail(e, EXIT_USAGE, "usage", -fd,
-                                "invalid image source '%s': cannot open '%s'", source, path);
+                return open_failed(e, source, "file", path, fd);
         _cleanup_buf_ struct buf b = {0};
         int r = read_all(fd, &b, IMAGE_MAX_JSON);
         if (r < 0 || b.len >= IMAGE_MAX_JSON)
@@ -192,9 +219,7 @@ static int add_layers(int dirfd, struct json_object *layers, const char *source,
                         return invalid(e, source, "a layer has no valid sha256 digest");
                 m->layer_fds[i] = open_beneath(dirfd, path);
                 if (m->layer_fds[i] < 0)
-                        return sbx_fail(e, EXIT_USAGE, "usage", -m->layer_fds[i],
-                                        "invalid image source '%s': missing layer blob '%s'",
-                                        source, path);
+                        return open_failed(e, source, "layer blob", path, m->layer_fds[i]);
         }
         return 0;
 }
@@ -355,9 +380,7 @@ static int open_docker(int dirfd, const char *source, const char *tag, struct im
                         return invalid(e, source, "a diff_id is not a sha256 digest");
                 m->layer_fds[i] = open_beneath(dirfd, lp);
                 if (m->layer_fds[i] < 0)
-                        return sbx_fail(e, EXIT_USAGE, "usage", -m->layer_fds[i],
-                                        "invalid image source '%s': missing layer '%s'", source,
-                                        lp);
+                        return open_failed(e, source, "layer", lp, m->layer_fds[i]);
         }
         return 0;
 }
@@ -505,7 +528,8 @@ int image_source_open(const char *source, const char *tag, int scratchfd, struct
                       struct sbx_error *e)
 {
         *m = (struct image_manifest){0};
-        _cleanup_close_ int fd = open(source, O_RDONLY | O_CLOEXEC);
+        /* O_NONBLOCK: a FIFO as the source must not block (the store lock is held) */
+        _cleanup_close_ int fd = open(source, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         /* "DIR:REF" (as skopeo writes oci:DIR:REF) picks the image tagged REF in DIR */
         const char *colon = strrchr(source, ':');
         _cleanup_free_ char *dir = NULL;
@@ -526,7 +550,7 @@ int image_source_open(const char *source, const char *tag, int scratchfd, struct
         int r;
         if (S_ISDIR(st.st_mode))
                 r = open_layout(fd, source, tag, m, e);
-        else if (!S_ISREG(st.st_mode))
+        else if (!S_ISREG(st.st_mode) || open_regular_fd(fd) < 0)
                 r = invalid(e, source, "not a directory or a regular file");
         else {
                 bool layout = false;

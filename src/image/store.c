@@ -270,36 +270,136 @@ int store_record_write(int storefd, const struct image_info *i)
         return write_file_atomic_at(storefd, path, b.data, b.len, 0600);
 }
 
+/* Open a directory of a tree being removed and make it ours to empty: as a user, an image's
+ * directory may be 0555 (we own it; root needs no write bit). */
+static int open_to_empty(int parentfd, const char *name)
+{
+        bool user = geteuid() != 0;
+        int fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == EACCES && user) {
+                struct stat st;
+                if (fstatat(parentfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return -errno;
+                if (!S_ISDIR(st.st_mode))
+                        return -ENOTDIR;
+                if (fchmodat(parentfd, name, 0700, 0) < 0)
+                        return -errno;
+                fd = openat(parentfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd < 0)
+                return -errno;
+        if (user)
+                (void)fchmod(fd, 0700); /* not ours: the unlinks below say so */
+        return fd;
+}
+
+/*
+ * One pass over directory fd: remove every entry that can go now. Returns 0 when the
+ * directory is empty, 1 with the first subdirectory that is not empty open in *ret_child
+ * (everything read before it is gone), or -errno.
+ */
+static int empty_dir_pass(int fd, int *ret_child)
+{
+        int dfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0)
+                return -errno;
+        _cleanup_closedir_ DIR *d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return -errno;
+        }
+        rewinddir(d); /* the dup shares fd's offset: read from the start */
+        for (;;) {
+                errno = 0;
+                struct dirent *de = readdir(d);
+                if (!de)
+                        return errno ? -errno : 0;
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                if (unlinkat(fd, de->d_name, 0) == 0 || errno == ENOENT)
+                        continue;
+                int unlink_err = errno;
+                if (unlink_err != EISDIR && unlink_err != EPERM)
+                        return -unlink_err;
+                if (unlinkat(fd, de->d_name, AT_REMOVEDIR) == 0 || errno == ENOENT)
+                        continue;
+                if (errno == ENOTDIR)
+                        return -unlink_err;
+                if (errno != ENOTEMPTY && errno != EEXIST)
+                        return -errno;
+                int child = open_to_empty(fd, de->d_name);
+                if (child < 0)
+                        return child;
+                *ret_child = child;
+                return 1;
+        }
+}
+
+/*
+ * Depth first with a bounded number of open fds, whatever the depth (a layer may be 2,000
+ * directories deep): only the current directory is open; its parent is left and found again
+ * through "..", checked to be the directory it came from, and read again from its start
+ * (what was read before the descent is gone). The tree never leaves its filesystem: a mount
+ * point is not descended into.
+ */
 int store_rmtree(int dirfd, const char *name)
 {
         if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
                 return 0;
         if (errno != EISDIR && errno != EPERM)
                 return -errno;
-        /* an image's directory may be 0555: make it ours to empty (we own it) */
-        if (geteuid() != 0)
-                if (fchmodat(dirfd, name, 0700, 0) < 0 && errno != EPERM)
-                        return -errno;
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_close_ int cur = open_to_empty(dirfd, name);
+        if (cur < 0)
+                return cur;
+        struct stat top;
+        if (fstat(cur, &top) < 0)
                 return -errno;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -errno;
-        }
-        struct dirent *de;
-        int r = 0;
-        while ((de = readdir(d))) {
-                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+        _cleanup_free_ ino_t *up = NULL; /* the inode of each directory above cur */
+        size_t depth = 0, cap = 0;
+        for (;;) {
+                int child = -1;
+                int r = empty_dir_pass(cur, &child);
+                if (r < 0)
+                        return r;
+                if (r == 1) {
+                        _cleanup_close_ int c = child;
+                        struct stat st;
+                        if (fstat(c, &st) < 0)
+                                return -errno;
+                        if (st.st_dev != top.st_dev)
+                                return -EXDEV;
+                        if (depth == cap) {
+                                size_t ncap = cap ? 2 * cap : 64;
+                                ino_t *n = realloc(up, ncap * sizeof(*up));
+                                if (!n)
+                                        return -ENOMEM;
+                                up = n;
+                                cap = ncap;
+                        }
+                        struct stat self;
+                        if (fstat(cur, &self) < 0)
+                                return -errno;
+                        up[depth++] = self.st_ino;
+                        closep(&cur);
+                        cur = TAKE_FD(c);
                         continue;
-                int k = store_rmtree(fd, de->d_name);
-                if (k < 0 && r == 0)
-                        r = k;
+                }
+                if (depth == 0)
+                        break;
+                _cleanup_close_ int parent =
+                    openat(cur, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                struct stat st;
+                if (parent < 0 || fstat(parent, &st) < 0)
+                        return -errno;
+                if (st.st_dev != top.st_dev || st.st_ino != up[--depth])
+                        return -ESTALE; /* moved while we were below it */
+                closep(&cur);
+                cur = TAKE_FD(parent);
         }
-        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && r == 0)
-                r = -errno;
-        return r;
+        closep(&cur);
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
 }
 
 /* Names in dir `sub` of the store, or NULL. */
@@ -335,12 +435,21 @@ static bool strv_has(char *const *v, const char *s)
         return false;
 }
 
-void store_gc(int storefd)
+static void keep_first(int *r, int k)
 {
+        if (k < 0 && *r == 0)
+                *r = k;
+}
+
+int store_gc(int storefd)
+{
+        int r = 0;
         _cleanup_strv_ char **tmp = list_dir(storefd, "tmp");
         _cleanup_close_ int tmpfd = openat(storefd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        for (size_t i = 0; tmpfd >= 0 && tmp && tmp[i]; i++)
-                (void)store_rmtree(tmpfd, tmp[i]);
+        if (tmpfd < 0)
+                return -errno;
+        for (size_t i = 0; tmp && tmp[i]; i++)
+                keep_first(&r, store_rmtree(tmpfd, tmp[i]));
 
         /* records that no tag names and no session holds */
         _cleanup_strv_ char **tags = list_dir(storefd, "tags"),
@@ -355,7 +464,7 @@ void store_gc(int storefd)
                         char *s = strdup(id);
                         if (!s || strv_add(&named, s) < 0) {
                                 free(s);
-                                return; /* out of memory: remove nothing */
+                                return -ENOMEM; /* remove nothing */
                         }
                 }
         }
@@ -369,19 +478,21 @@ void store_gc(int storefd)
                         _cleanup_close_ int fd =
                             openat(storefd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
                         if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
-                                (void)unlinkat(storefd, path, 0);
+                                if (unlinkat(storefd, path, 0) < 0)
+                                        keep_first(&r, -errno);
                                 continue;
                         }
                 }
                 struct image_info info;
-                if (store_record_read(storefd, id, &info) < 0)
-                        return; /* unreadable: keep every layer */
+                int rr = store_record_read(storefd, id, &info);
+                if (rr < 0)
+                        return rr; /* unreadable: keep every layer */
                 for (size_t k = 0; info.layers[k]; k++) {
                         char *s = strdup(info.layers[k]);
                         if (!s || strv_add(&live_layers, s) < 0) {
                                 free(s);
                                 image_info_free(&info);
-                                return;
+                                return -ENOMEM;
                         }
                 }
                 image_info_free(&info);
@@ -390,12 +501,17 @@ void store_gc(int storefd)
         _cleanup_close_ int layersfd =
             openat(storefd, "layers", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         /* moved out of layers/ first: a half-removed layer must never look complete */
-        for (size_t i = 0; layersfd >= 0 && tmpfd >= 0 && layers && layers[i]; i++) {
+        if (layersfd < 0)
+                return -errno;
+        for (size_t i = 0; layers && layers[i]; i++) {
                 if (strv_has(live_layers, layers[i]))
                         continue;
                 char gone[128];
                 snprintf(gone, sizeof(gone), "gc-%.64s", layers[i]);
-                if (renameat(layersfd, layers[i], tmpfd, gone) == 0)
-                        (void)store_rmtree(tmpfd, gone);
+                if (renameat(layersfd, layers[i], tmpfd, gone) < 0)
+                        keep_first(&r, -errno);
+                else
+                        keep_first(&r, store_rmtree(tmpfd, gone));
         }
+        return r;
 }
