@@ -700,3 +700,56 @@ PY
         in_sbx 'python3 /tmp/post.py'
         [ "$output" = "POST /big HTTP/1.1 True" ]
 }
+
+# proxy_pid: the sbx-proxy process of $sid (the one holding its audit log) in $output.
+proxy_pid() {
+        local p
+        for p in $(pgrep -x sbx-proxy); do
+                if ls -l "/proc/$p/fd" 2>/dev/null | grep -qF "/$sid/audit.jsonl"; then
+                        output=$p
+                        return 0
+                fi
+        done
+        return 1
+}
+
+# cpu_ticks PID: user + system time of PID in clock ticks.
+cpu_ticks() {
+        awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+@test "out of file descriptors, the proxy waits instead of spinning, and serves again after" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        proxy_pid || fail "no sbx-proxy process holds $sid's audit log"
+        local pid=$output
+        # room for about 20 connections: the rest wait in the backlog, accept4 fails EMFILE
+        local top
+        top=$(ls "/proc/$pid/fd" | sort -n | tail -n1)
+        # as the proxy's own user: root here may lack CAP_SYS_RESOURCE, which another
+        # user's limits need
+        local uid
+        uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")
+        setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+                prlimit --pid "$pid" --nofile=$((top + 1)):$((top + 1)) ||
+                fail "cannot lower the proxy's RLIMIT_NOFILE"
+        put_script hold.py <<'PY'
+import socket, time
+conns = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(40)]
+print("holding", len(conns), flush=True)
+time.sleep(4)
+PY
+        "$SBX" exec "$sid" python3 /tmp/hold.py >"$BATS_TEST_TMPDIR/hold.out" 2>&1 &
+        local holder=$!
+        wait_until 10 grep -q holding "$BATS_TEST_TMPDIR/hold.out" || fail "holder: $(cat "$BATS_TEST_TMPDIR/hold.out")"
+        sleep 0.5
+        local t0 t1
+        t0=$(cpu_ticks "$pid")
+        sleep 2
+        t1=$(cpu_ticks "$pid")
+        # a spinning loop burns ~200 ticks in 2 s; resting 100 ms at a time, a few
+        [ $((t1 - t0)) -le 20 ] || fail "the proxy used $((t1 - t0)) ticks in 2 s at EMFILE"
+        wait "$holder"
+        # the held connections closed: the proxy accepts and serves again
+        in_sbx 'curl -sS --fail --max-time 10 http://web.sbx.test/hello.txt'
+        [ "$output" = "hello from the test host" ]
+}
