@@ -28,6 +28,7 @@
 #include "../shared/buf.h"
 #include "../shared/macros.h"
 #include "../shared/util.h"
+#include "budget.h"
 #include "http.h"
 #include "proxy.h"
 #include "resolve.h"
@@ -46,11 +47,6 @@
 /* The host's own addresses are read again when older than this. */
 #define LOCAL_ADDRS_MS 1000
 #define MAX_LOCAL_ADDRS 256
-/* "net" records: at most NET_RECORDS_MAX per session and NET_RECORDS_PER_S a second; past
- * either, one "net_dropped" record a second counts what was left out (a sandbox must not be
- * able to fill the host's disk through the audit log). */
-#define NET_RECORDS_MAX 10000
-#define NET_RECORDS_PER_S 100
 /* accept4 out of fds or memory: the listening socket rests this long (or until a
  * connection closes) instead of waking a level-triggered loop again and again. */
 #define ACCEPT_PAUSE_MS 100
@@ -114,8 +110,7 @@ struct proxy {
         size_t n_local;
         uint64_t local_ms;
         bool local_valid;
-        /* the "net" record budget */
-        uint64_t net_written, net_second_ms, net_second_count, net_dropped, dropped_ms;
+        struct net_budget budget; /* of the "net" records (net/budget.h) */
         bool accept_paused;
         uint64_t accept_resume_ms;
 };
@@ -217,39 +212,27 @@ static void update_events(struct proxy *px, struct conn *c)
         set_mask(px, c, SIDE_UPSTREAM, uw);
 }
 
-/* Write one "net_dropped" record of the records left out since the last one. */
-static void audit_dropped_flush(struct proxy *px)
+/* One "net_dropped" record of the records left out since the last one, when one is due
+ * (force: the proxy is exiting). */
+static void audit_dropped(struct proxy *px, bool force)
 {
-        if (px->audit_fd < 0 || px->net_dropped == 0)
+        uint64_t now = now_monotonic_ms();
+        if (px->audit_fd < 0 || !net_budget_report_due(&px->budget, now, force))
                 return;
         _cleanup_buf_ struct buf b = {0};
         audit_begin(&b, px->session_id, "net_dropped");
-        audit_int(&b, "count", (int64_t)px->net_dropped);
-        audit_str(&b, "reason",
-                  px->net_written >= NET_RECORDS_MAX
-                      ? "the session's net records reached their limit (10000)"
-                      : "more than 100 net records a second");
+        audit_int(&b, "count", (int64_t)px->budget.dropped);
+        audit_str(&b, "reason", net_budget_reason(&px->budget));
         (void)audit_commit(px->audit_fd, &b);
-        px->net_dropped = 0;
-        px->dropped_ms = now_monotonic_ms();
+        net_budget_reported(&px->budget, now);
 }
 
 /* May one more "net" record be written now? Counts it either way. */
 static bool audit_budget(struct proxy *px)
 {
-        uint64_t now = now_monotonic_ms();
-        if (now - px->net_second_ms >= 1000) {
-                px->net_second_ms = now;
-                px->net_second_count = 0;
-        }
-        if (px->net_written < NET_RECORDS_MAX && px->net_second_count < NET_RECORDS_PER_S) {
-                px->net_written++;
-                px->net_second_count++;
+        if (net_budget_take(&px->budget, now_monotonic_ms()))
                 return true;
-        }
-        px->net_dropped++;
-        if (now - px->dropped_ms >= 1000)
-                audit_dropped_flush(px);
+        audit_dropped(px, false);
         return false;
 }
 
@@ -1029,7 +1012,7 @@ _noreturn_ void proxy_serve(struct proxy_params *pp)
                         uint64_t tag = ev[i].data.u64;
                         if (tag == TAG_STOP) {
                                 /* the stop pipe closed: the session is ending */
-                                audit_dropped_flush(&px);
+                                audit_dropped(&px, true);
                                 _exit(0);
                         } else if (tag == TAG_LISTEN) {
                                 accept_clients(&px);
@@ -1040,8 +1023,7 @@ _noreturn_ void proxy_serve(struct proxy_params *pp)
                                 if (read(px.timer_fd, &ticks, sizeof(ticks)) > 0)
                                         sweep(&px);
                                 /* dropping stopped: count the last of it within a second */
-                                if (now_monotonic_ms() - px.dropped_ms >= 1000)
-                                        audit_dropped_flush(&px);
+                                audit_dropped(&px, false);
                         } else {
                                 struct conn *c = conn_of_tag(&px, tag);
                                 if (c && (tag & 1) == SIDE_CLIENT)
