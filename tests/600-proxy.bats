@@ -27,7 +27,17 @@ setup() {
         in_hosts=(unshare -m --propagation private -- sh -c
                 'mount --bind "$0" /etc/hosts && exec "$@"' "$px_hosts")
 }
-teardown() { teardown_sbx; }
+teardown() {
+        [ -z "${listener_pid:-}" ] || kill "$listener_pid" 2>/dev/null || true
+        [ -z "${dummy_if:-}" ] || ip link del "$dummy_if" 2>/dev/null || true
+        [ -z "${local_route:-}" ] || ip route del local "$local_route/32" dev lo 2>/dev/null || true
+        teardown_sbx
+}
+
+# put_script NAME <<EOF: a file /tmp/NAME inside $sid with what stdin holds.
+put_script() {
+        sbx_ok exec -i "$sid" sh -c 'cat >"/tmp/$1"' sh "$1"
+}
 
 # px_session ARGS...: create a session inside the test-hosts mount namespace; id in $sid.
 px_session() {
@@ -487,5 +497,259 @@ time.sleep(60)
         after=$(sed -n 's/^trickler cut off after \([0-9]*\)$/\1/p' <<<"$output")
         [ -n "$after" ] && [ "$after" -ge 28 ] && [ "$after" -le 36 ] || fail "$output"
         in_sbx 'curl -sS -m 5 --fail http://web.sbx.test/hello.txt'
+        [ "$output" = "hello from the test host" ]
+}
+
+@test "an address of the host itself is refused unless allowed literally, and nothing reaches it" {
+        # a service of the host on 0.0.0.0, and an address of the host that is not loopback:
+        # a documentation address on an interface of its own (a veth pair: the dummy module
+        # is not everywhere), opened by the 192.0.2.0/24 rule below
+        dummy_if=sbxd$$
+        local ip=192.0.2.$(($$ % 200 + 20))
+        ip link add "$dummy_if" type veth peer name "${dummy_if}p" &&
+                ip addr add "$ip/32" dev "$dummy_if" && ip link set "$dummy_if" up ||
+                fail "cannot add an interface with $ip"
+
+        python3 -c '
+import os, socket, sys
+s = socket.socket()
+s.bind(("0.0.0.0", 0))
+s.listen(8)
+open(sys.argv[1] + ".tmp", "w").write(str(s.getsockname()[1]))
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while True:
+    c, _ = s.accept()
+    with open(sys.argv[2], "a") as log:
+        log.write("accepted\n")
+    c.settimeout(2)
+    try:
+        data = c.recv(100)
+    except OSError:
+        data = b""
+    with open(sys.argv[2], "a") as log:
+        log.write("got %d bytes\n" % len(data))
+    c.sendall(b"host service: " + data)
+    c.close()
+' "$BATS_TEST_TMPDIR/port" "$BATS_TEST_TMPDIR/listener.log" &
+        listener_pid=$!
+        wait_until 5 test -s "$BATS_TEST_TMPDIR/port" || fail "the host listener did not start"
+        local port
+        port=$(cat "$BATS_TEST_TMPDIR/port")
+        px_session --allow-host 192.0.2.0/24 --allow-host "$px_ip"
+        cat >"$BATS_TEST_TMPDIR/ask.py" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % sys.argv[1].encode())
+got = b""
+try:
+    while True:
+        c = s.recv(4096)
+        if not c:
+            break
+        got += c
+        if b"\r\n\r\n" in got:
+            s.sendall(b"ping")
+except OSError:
+    pass
+print(got.decode(errors="replace").replace("\r", ""))
+PY
+        put_script ask.py <"$BATS_TEST_TMPDIR/ask.py"
+        in_sbx 'python3 /tmp/ask.py "$1"' "$ip:$port"
+        [ "${lines[0]}" = "HTTP/1.1 403 Forbidden" ] || fail "CONNECT to the host: $output"
+        grep -qF "'$ip' is $ip, an address of this host" <<<"$output"
+        grep -qF -- "--allow-host $ip." <<<"$output"
+        # plain HTTP too
+        http_code "http://$ip:$port/"
+        [ "${lines[0]}" = 403 ]
+        # the test network's own host end (10.x, opened by its /24 rule) is the host's too
+        sbx_ok destroy "$sid"
+        px_session --allow-host "${px_ip%.*}.0/24"
+        connect_code "$px_host_ip:$port"
+        [ "$output" = 403 ]
+        sleep 0.5
+        [ ! -s "$BATS_TEST_TMPDIR/listener.log" ] ||
+                fail "the host's service was reached: $(cat "$BATS_TEST_TMPDIR/listener.log")"
+        # an address the host answers for without having it on an interface (a local route):
+        # the check after connecting sees the connection loop back and closes it unused
+        local anyip=203.0.113.$(($$ % 200 + 20))
+        ip route add local "$anyip/32" dev lo && local_route=$anyip ||
+                fail "cannot add a local route for $anyip"
+        sbx_ok destroy "$sid"
+        px_session --allow-host 203.0.113.0/24
+        put_script ask.py <"$BATS_TEST_TMPDIR/ask.py"
+        in_sbx 'python3 /tmp/ask.py "$1"' "$anyip:$port"
+        [ "${lines[0]}" = "HTTP/1.1 403 Forbidden" ] || fail "CONNECT to a local route: $output"
+        grep -qF "'$anyip' is $anyip, an address of this host" <<<"$output"
+        sleep 0.5
+        ! grep -q 'got [1-9]' "$BATS_TEST_TMPDIR/listener.log" ||
+                fail "bytes reached the host's service: $(cat "$BATS_TEST_TMPDIR/listener.log")"
+        # (the connection was made, so it was the check after connecting that refused it)
+        grep -qx accepted "$BATS_TEST_TMPDIR/listener.log"
+        # allowed literally, the same address is reached: the refusals above were the proxy's
+        : >"$BATS_TEST_TMPDIR/listener.log"
+        sbx_ok destroy "$sid"
+        px_session --allow-host "$ip:$port"
+        put_script ask.py <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+s.sendall(b"CONNECT %s HTTP/1.1\r\n\r\n" % sys.argv[1].encode())
+got = b""
+while b"\r\n\r\n" not in got:
+    got += s.recv(1)
+s.sendall(b"ping")
+print(got.split(b"\r\n")[0].decode(), s.recv(100).decode())
+PY
+        in_sbx 'python3 /tmp/ask.py "$1"' "$ip:$port"
+        [ "$output" = "HTTP/1.1 200 Connection established host service: ping" ]
+        grep -qx accepted "$BATS_TEST_TMPDIR/listener.log"
+}
+
+@test "a flood of denied requests leaves a bounded audit log that counts what it left out" {
+        px_session --allow-host web.sbx.test
+        put_script flood.py <<'PY'
+import socket, time
+n, end = 0, time.time() + 3
+while time.time() < end:
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=5)
+    s.sendall(b"CONNECT other.sbx.test:443 HTTP/1.1\r\n\r\n")
+    s.recv(100)
+    s.close()
+    n += 1
+print(n)
+PY
+        in_sbx 'python3 /tmp/flood.py'
+        sent=$output
+        [ "$sent" -gt 1000 ] || skip "only $sent requests in 3 s: too slow a machine to flood"
+        wait_until 5 net_logged_all || fail "net + net_dropped counts do not add up to $sent"
+        local net
+        net=$(jq '[.[] | select(.event == "net")] | length' <<<"$output")
+        # 100 a second at most: the 3 s of the flood span at most 4 of the proxy's seconds
+        [ "$net" -le 400 ] || fail "$net net records for a 3 s flood"
+        [ "$net" -ge 100 ]
+        output=$(jq -c '.[] | select(.event == "net_dropped")' <<<"$output")
+        [ "$(grep -c . <<<"$output")" -le 6 ] || fail "too many net_dropped records: $output"
+        output=$(head -n1 <<<"$output")
+        json '.count > 0 and (.reason | contains("a second"))' >/dev/null
+}
+
+# net_logged_all: the session's net records and the counts of its net_dropped ones add up
+# to $sent.
+net_logged_all() {
+        sbx_ok log --json "$sid" || return 1
+        local net dropped
+        net=$(jq '[.[] | select(.event == "net")] | length' <<<"$output")
+        dropped=$(jq '[.[] | select(.event == "net_dropped") | .count] | add // 0' <<<"$output")
+        [ $((net + dropped)) -eq "$sent" ]
+}
+
+@test "a forwarded request is exactly one request: pipelined bytes never reach the upstream" {
+        # the echo service as the upstream: what comes back is what the proxy sent it
+        px_session --allow-host web.sbx.test:7 --allow-host "$px_ip:7"
+        put_script smuggle.py <<'PY'
+import socket
+def ask(data, timeout=2):
+    s = socket.create_connection(("127.0.0.1", 3128), timeout=timeout)
+    s.sendall(data)
+    got = b""
+    try:
+        while True:
+            c = s.recv(65536)
+            if not c:
+                break
+            got += c
+    except socket.timeout:
+        pass
+    return got
+print(repr(ask(b"POST http://web.sbx.test:7/first HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"
+               b"GET http://web.sbx.test:7/second HTTP/1.1\r\n\r\n")))
+print(repr(ask(b"GET http://web.sbx.test:7/first HTTP/1.1\r\n\r\nGET /second HTTP/1.1\r\n\r\n")))
+for head in [b"POST http://web.sbx.test:7/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+             b"GET http://web.sbx.test:7/ HTTP/1.1\r\nX: a\nGET /second HTTP/1.1\r\n\r\n",
+             b"GET http://web.sbx.test:7/ HTTP/1.1\r\nContent-Length : 5\r\n\r\nhello",
+             b"GET http://web.sbx.test:7/ HTTP/1.1\r\nX: a\r\n Content-Length: 5\r\n\r\nhello"]:
+    print(ask(head).split(b"\r\n")[0].decode())
+PY
+        in_sbx 'python3 /tmp/smuggle.py'
+        [ "${lines[0]}" = "b'POST /first HTTP/1.1\\r\\nHost: web.sbx.test:7\\r\\nContent-Length: 5\\r\\nConnection: close\\r\\n\\r\\nhello'" ] ||
+                fail "the upstream got: ${lines[0]}"
+        [ "${lines[1]}" = "b'GET /first HTTP/1.1\\r\\nHost: web.sbx.test:7\\r\\nConnection: close\\r\\n\\r\\n'" ] ||
+                fail "the upstream got: ${lines[1]}"
+        [ "${lines[2]}" = "HTTP/1.1 411 Length Required" ]
+        [ "${lines[3]}" = "HTTP/1.1 400 Bad Request" ]
+        [ "${lines[4]}" = "HTTP/1.1 400 Bad Request" ]
+        [ "${lines[5]}" = "HTTP/1.1 400 Bad Request" ]
+        ! grep -q second <<<"$output"
+}
+
+@test "a body sent together with its head is forwarded whole, not refused as a large head" {
+        px_session --allow-host web.sbx.test:7 --allow-host "$px_ip:7"
+        put_script post.py <<'PY'
+import socket
+body = b"x" * 200000
+s = socket.create_connection(("127.0.0.1", 3128), timeout=10)
+s.sendall(b"POST http://web.sbx.test:7/big HTTP/1.1\r\nContent-Length: 200000\r\n\r\n" + body)
+got = b""
+while b"\r\n\r\n" not in got or len(got.split(b"\r\n\r\n", 1)[1]) < len(body):
+    c = s.recv(65536)
+    if not c:
+        break
+    got += c
+head, rest = got.split(b"\r\n\r\n", 1)
+print(head.split(b"\r\n")[0].decode(), rest == body)
+PY
+        in_sbx 'python3 /tmp/post.py'
+        [ "$output" = "POST /big HTTP/1.1 True" ]
+}
+
+# proxy_pid: the sbx-proxy process of $sid (the one holding its audit log) in $output.
+proxy_pid() {
+        local p
+        for p in $(pgrep -x sbx-proxy); do
+                if ls -l "/proc/$p/fd" 2>/dev/null | grep -qF "/$sid/audit.jsonl"; then
+                        output=$p
+                        return 0
+                fi
+        done
+        return 1
+}
+
+# cpu_ticks PID: user + system time of PID in clock ticks.
+cpu_ticks() {
+        awk '{ print $14 + $15 }' "/proc/$1/stat"
+}
+
+@test "out of file descriptors, the proxy waits instead of spinning, and serves again after" {
+        px_session --allow-host web.sbx.test --allow-host "$px_ip"
+        proxy_pid || fail "no sbx-proxy process holds $sid's audit log"
+        local pid=$output
+        # room for about 20 connections: the rest wait in the backlog, accept4 fails EMFILE
+        local top
+        top=$(ls "/proc/$pid/fd" | sort -n | tail -n1)
+        # as the proxy's own user: root here may lack CAP_SYS_RESOURCE, which another
+        # user's limits need
+        local uid
+        uid=$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")
+        setpriv --reuid="$uid" --regid="$uid" --clear-groups \
+                prlimit --pid "$pid" --nofile=$((top + 1)):$((top + 1)) ||
+                fail "cannot lower the proxy's RLIMIT_NOFILE"
+        put_script hold.py <<'PY'
+import socket, time
+conns = [socket.create_connection(("127.0.0.1", 3128)) for _ in range(40)]
+print("holding", len(conns), flush=True)
+time.sleep(4)
+PY
+        "$SBX" exec "$sid" python3 /tmp/hold.py >"$BATS_TEST_TMPDIR/hold.out" 2>&1 &
+        local holder=$!
+        wait_until 10 grep -q holding "$BATS_TEST_TMPDIR/hold.out" || fail "holder: $(cat "$BATS_TEST_TMPDIR/hold.out")"
+        sleep 0.5
+        local t0 t1
+        t0=$(cpu_ticks "$pid")
+        sleep 2
+        t1=$(cpu_ticks "$pid")
+        # a spinning loop burns ~200 ticks in 2 s; resting 100 ms at a time, a few
+        [ $((t1 - t0)) -le 20 ] || fail "the proxy used $((t1 - t0)) ticks in 2 s at EMFILE"
+        wait "$holder"
+        # the held connections closed: the proxy accepts and serves again
+        in_sbx 'curl -sS --fail --max-time 10 http://web.sbx.test/hello.txt'
         [ "$output" = "hello from the test host" ]
 }

@@ -98,20 +98,50 @@ static const struct special_range special_ranges[] = {
     {AF_INET, {169, 254}, 16, "a link-local (169.254.0.0/16, cloud metadata) address"},
     {AF_INET, {172, 16}, 12, "a private (172.16.0.0/12) address"},
     {AF_INET, {192, 0, 0}, 24, "an IETF protocol (192.0.0.0/24) address"},
+    {AF_INET, {192, 0, 2}, 24, "a documentation (192.0.2.0/24) address"},
     {AF_INET, {192, 168}, 16, "a private (192.168.0.0/16) address"},
     {AF_INET, {198, 18}, 15, "a benchmarking (198.18.0.0/15) address"},
+    {AF_INET, {198, 51, 100}, 24, "a documentation (198.51.100.0/24) address"},
+    {AF_INET, {203, 0, 113}, 24, "a documentation (203.0.113.0/24) address"},
     {AF_INET, {224}, 4, "a multicast address"},
     {AF_INET, {240}, 4, "a reserved or broadcast address"},
     /* ::/96 holds ::, ::1 and the deprecated IPv4-compatible forms */
     {AF_INET6, {0}, 96, "an unspecified, loopback or IPv4-compatible IPv6 address"},
+    {AF_INET6,
+     {0x00, 0x64, 0xff, 0x9b, 0x00, 0x01},
+     48,
+     "a local-use NAT64 (64:ff9b:1::/48) address"},
+    {AF_INET6, {0x01, 0x00}, 64, "a discard-only (100::/64) address"},
+    /* Teredo carries an IPv4 server and client address: any of them may be the host's */
+    {AF_INET6, {0x20, 0x01, 0x00, 0x00}, 32, "a Teredo (2001::/32) address"},
+    {AF_INET6, {0x20, 0x01, 0x0d, 0xb8}, 32, "a documentation (2001:db8::/32) address"},
     {AF_INET6, {0xfc}, 7, "a unique-local (fc00::/7) address"},
     {AF_INET6, {0xfe, 0x80}, 10, "a link-local (fe80::/10) address"},
     {AF_INET6, {0xfe, 0xc0}, 10, "a site-local (fec0::/10) address"},
     {AF_INET6, {0xff}, 8, "a multicast address"},
 };
 
+/* 6to4 (2002:V4::/48) reaches the IPv4 address V4 through a relay: special when V4 is. */
+static bool sixtofour_special(const struct net_addr *a, const char **ret_what, unsigned *ret_prefix)
+{
+        if (a->family != AF_INET6 || a->a[0] != 0x20 || a->a[1] != 0x02)
+                return false;
+        struct net_addr v4 = {.family = AF_INET};
+        memcpy(v4.a, a->a + 2, 4);
+        unsigned p4 = 0;
+        if (!net_addr_special(&v4, NULL, &p4))
+                return false;
+        if (ret_what)
+                *ret_what = "a 6to4 (2002::/16) address that embeds a special IPv4 address";
+        if (ret_prefix)
+                *ret_prefix = 16 + p4;
+        return true;
+}
+
 bool net_addr_special(const struct net_addr *a, const char **ret_what, unsigned *ret_prefix)
 {
+        if (sixtofour_special(a, ret_what, ret_prefix))
+                return true;
         for (size_t i = 0; i < ARRAY_SIZE(special_ranges); i++) {
                 const struct special_range *r = &special_ranges[i];
                 if (r->family == a->family && prefix_match(a->a, r->net, r->prefix)) {
@@ -291,6 +321,18 @@ bool allow_address(const struct allow_list *l, const struct net_addr *a, uint16_
                 if (!prefix_match(a->a, r->addr, r->prefix))
                         continue;
                 if (!special || r->prefix >= special_prefix)
+                        return true;
+        }
+        return false;
+}
+
+bool allow_address_literal(const struct allow_list *l, const struct net_addr *a, uint16_t port)
+{
+        unsigned bits = a->family == AF_INET ? 32 : 128;
+        for (size_t i = 0; i < l->n; i++) {
+                const struct allow_rule *r = &l->rules[i];
+                if (r->kind == ALLOW_CIDR && r->family == a->family && port_ok(r, port) &&
+                    r->prefix == bits && memcmp(r->addr, a->a, bits / 8) == 0)
                         return true;
         }
         return false;

@@ -48,9 +48,11 @@ bool net_addr_from_sockaddr(const void *sa, struct net_addr *ret);
 void net_addr_format(const struct net_addr *a, char *out, size_t n);
 
 /*
- * Loopback, link-local (cloud metadata), private, CGNAT, unique-local, multicast, unspecified
- * or reserved: never reached unless allowed literally. Sets *ret_what to a short description.
- * *ret_prefix (may be NULL) gets the length of the special range.
+ * Loopback, link-local (cloud metadata), private, CGNAT, unique-local, multicast, unspecified,
+ * documentation, reserved, or an IPv6 form that reaches such an IPv4 address (6to4, Teredo,
+ * local-use NAT64; mapped and well-known NAT64 forms are IPv4 already): never reached unless
+ * allowed literally. Sets *ret_what to a short description. *ret_prefix (may be NULL) gets the
+ * length of the special range.
  */
 bool net_addr_special(const struct net_addr *a, const char **ret_what, unsigned *ret_prefix);
 
@@ -65,3 +67,8 @@ bool allow_name(const struct allow_list *l, const char *host, uint16_t port);
  * or any CIDR rule that contains it.
  */
 bool allow_address(const struct allow_list *l, const struct net_addr *a, uint16_t port, bool named);
+
+/* Is a (an address of this host) allowed literally: a CIDR rule of exactly that address
+ * (/32, /128) for this port? The host's own addresses are reached only then, since a
+ * service listening on 0.0.0.0 there is the host's, not the internet's. */
+bool allow_address_literal(const struct allow_list *l, const struct net_addr *a, uint16_t port);

@@ -105,9 +105,84 @@ static int parse_absolute_uri(const char *head, const char *t, size_t n, struct 
         return 0;
 }
 
+/* RFC 9110 tchar: the bytes of a field name. */
+static bool is_tchar(unsigned char ch)
+{
+        return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+               (ch && strchr("!#$%&'*+-.^_`|~", ch));
+}
+
+/* A field line's name: its length, or 0 when the line has no "token:" start. */
+static size_t field_name_len(const char *line, size_t n)
+{
+        size_t k = 0;
+        while (k < n && is_tchar((unsigned char)line[k]))
+                k++;
+        return k > 0 && k < n && line[k] == ':' ? k : 0;
+}
+
+static bool field_is(const char *line, size_t k, const char *name)
+{
+        return strlen(name) == k && strncasecmp(line, name, k) == 0;
+}
+
+/* Content-Length: optional whitespace, digits, optional whitespace. */
+static int parse_content_length(const char *v, size_t n, int64_t *ret)
+{
+        size_t i = 0, digits = 0;
+        int64_t len = 0;
+        while (i < n && (v[i] == ' ' || v[i] == '\t'))
+                i++;
+        for (; i < n && v[i] >= '0' && v[i] <= '9'; i++, digits++) {
+                if (len > (INT64_MAX - 9) / 10)
+                        return -EINVAL;
+                len = len * 10 + (v[i] - '0');
+        }
+        while (i < n && (v[i] == ' ' || v[i] == '\t'))
+                i++;
+        if (digits == 0 || i != n || (*ret >= 0 && *ret != len))
+                return -EINVAL;
+        *ret = len;
+        return 0;
+}
+
+/* The field lines from p to end (the blank line's CRLF): each "name:value" with no control
+ * byte but HTAB, no continuation line; Content-Length and Transfer-Encoding noted. */
+static int parse_fields(const char *p, const char *end, struct http_request *req,
+                        const char **ret_why)
+{
+        while (p < end) {
+                const char *eol = find_crlf(p, end + 2);
+                size_t n = (size_t)(eol - p);
+                for (size_t i = 0; i < n; i++) {
+                        unsigned char ch = (unsigned char)p[i];
+                        if ((ch < 0x20 && ch != '\t') || ch == 0x7f) {
+                                *ret_why = "a control character in a header line";
+                                return -EINVAL;
+                        }
+                }
+                size_t k = field_name_len(p, n);
+                if (k == 0) {
+                        *ret_why = p[0] == ' ' || p[0] == '\t'
+                                       ? "a folded (obs-fold) header line"
+                                       : "a header line that is not NAME: VALUE";
+                        return -EINVAL;
+                }
+                if (field_is(p, k, "content-length") &&
+                    parse_content_length(p + k + 1, n - k - 1, &req->content_length) < 0) {
+                        *ret_why = "an invalid Content-Length";
+                        return -EINVAL;
+                }
+                if (field_is(p, k, "transfer-encoding"))
+                        req->transfer_encoding = true;
+                p = eol + 2;
+        }
+        return 0;
+}
+
 int http_parse_head(const char *buf, size_t n, struct http_request *req, const char **ret_why)
 {
-        *req = (struct http_request){0};
+        *req = (struct http_request){.content_length = -1};
         const char *end = find_head_end(buf, n < HTTP_HEAD_MAX ? n : HTTP_HEAD_MAX);
         if (!end)
                 return n >= HTTP_HEAD_MAX ? -E2BIG : -EAGAIN;
@@ -131,6 +206,9 @@ int http_parse_head(const char *buf, size_t n, struct http_request *req, const c
                         return -EINVAL;
         memcpy(req->method, buf, (size_t)(sp1 - buf));
         req->method[sp1 - buf] = '\0';
+        if (parse_fields(line_end + 2, end - 2, req, ret_why) < 0)
+                return -EINVAL;
+        *ret_why = "malformed request line";
         req->head_len = (size_t)(end - buf);
         req->version_off = (size_t)(version - buf);
         size_t tn = (size_t)(sp2 - target);
@@ -142,18 +220,18 @@ int http_parse_head(const char *buf, size_t n, struct http_request *req, const c
         return parse_absolute_uri(buf, target, tn, req, ret_why);
 }
 
-/* Headers a proxy must not pass on, and Host, which comes from the checked URL instead. */
+/* Headers a proxy must not pass on, and Host, which comes from the checked URL instead;
+ * judged by the parsed field name (http_parse_head accepted only "token:" lines). */
 static bool header_dropped(const char *line, size_t n)
 {
         static const char *const names[] = {"host",       "connection",          "proxy-connection",
                                             "keep-alive", "proxy-authorization", "te",
                                             "upgrade"};
-        const char *colon = memchr(line, ':', n);
-        if (!colon)
+        size_t k = field_name_len(line, n);
+        if (k == 0)
                 return true; /* not a header: never passed on */
-        size_t k = (size_t)(colon - line);
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-                if (strlen(names[i]) == k && strncasecmp(line, names[i], k) == 0)
+                if (field_is(line, k, names[i]))
                         return true;
         return false;
 }
@@ -168,14 +246,10 @@ int http_forward_head(const char *buf, const struct http_request *req, const cha
         r |= buf_printf(out, " %.8s\r\nHost: %s\r\n", buf + req->version_off, host_header);
         const char *end = buf + req->head_len - 2; /* the blank line's CRLF */
         const char *p = find_crlf(buf, end) + 2;
-        bool dropping = false;
         while (p < end) {
                 const char *eol = find_crlf(p, end + 2);
                 size_t n = (size_t)(eol - p);
-                /* obs-fold: a continuation line belongs to the header before it */
-                if (p[0] != ' ' && p[0] != '\t')
-                        dropping = header_dropped(p, n);
-                if (!dropping) {
+                if (!header_dropped(p, n)) {
                         r |= buf_append(out, p, n);
                         r |= buf_puts(out, "\r\n");
                 }

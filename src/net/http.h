@@ -19,12 +19,17 @@ struct http_request {
         size_t path_off, path_len; /* forward: origin-form target inside the head */
         size_t version_off;        /* forward: "HTTP/1.x" inside the head */
         size_t head_len;           /* bytes of the head including the blank line */
+        int64_t content_length;    /* forward: the body's length; -1: no Content-Length */
+        bool transfer_encoding;    /* a Transfer-Encoding header (a chunked body) */
 };
 
 /*
  * Parse the request head at buf[0..n). 0: complete, *req filled; -EAGAIN: no blank line yet;
  * -E2BIG: the head is longer than HTTP_HEAD_MAX; -EINVAL: malformed or not a proxy request,
- * *ret_why says why in a few words.
+ * *ret_why says why in a few words. Strict where a lenient parser upstream could read the
+ * head differently (request smuggling): a control byte anywhere in a header line (a bare CR
+ * or LF included), whitespace before a field name's colon, an obs-fold continuation line, or
+ * a Content-Length that is not one decimal number (or two that disagree) is -EINVAL.
  */
 int http_parse_head(const char *buf, size_t n, struct http_request *req, const char **ret_why);
 

@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #include "../shared/buf.h"
 #include "../shared/macros.h"
 #include "../shared/util.h"
+#include "budget.h"
 #include "http.h"
 #include "proxy.h"
 #include "resolve.h"
@@ -42,6 +44,17 @@
 #define CONNECT_TIMEOUT_MS 15000
 #define RELAY_IDLE_MS 300000
 #define REPLY_TIMEOUT_MS 10000
+/* The host's own addresses are read again when older than this. */
+#define LOCAL_ADDRS_MS 1000
+#define MAX_LOCAL_ADDRS 256
+/* accept4 out of fds or memory: the listening socket rests this long (or until a
+ * connection closes) instead of waking a level-triggered loop again and again. */
+#define ACCEPT_PAUSE_MS 100
+
+static size_t min_size(size_t a, size_t b)
+{
+        return a < b ? a : b;
+}
 
 enum { TAG_LISTEN, TAG_RESOLVER, TAG_TIMER, TAG_STOP };
 enum { SIDE_CLIENT, SIDE_UPSTREAM };
@@ -72,6 +85,8 @@ struct conn {
         struct pbuf up, down;  /* client -> upstream, upstream -> client */
         bool c_eof, u_eof, c_shut, u_shut;
         bool resolve_queued;
+        bool c_done;       /* forward: the one request was read; the client is read no more */
+        int64_t body_left; /* forward: body bytes still to read from the client; -1: CONNECT */
         struct http_request req;
         char host[256]; /* normalized */
         struct net_addr addrs[MAX_ADDRS];
@@ -90,6 +105,14 @@ struct proxy {
         size_t resolving; /* lookups running */
         struct conn conns[PROXY_MAX_CONNS];
         uint32_t next_gen;
+        /* the host's own addresses (getifaddrs), read at local_ms */
+        struct net_addr local[MAX_LOCAL_ADDRS];
+        size_t n_local;
+        uint64_t local_ms;
+        bool local_valid;
+        struct net_budget budget; /* of the "net" records (net/budget.h) */
+        bool accept_paused;
+        uint64_t accept_resume_ms;
 };
 
 static uint64_t tag_of(const struct proxy *px, const struct conn *c, int side)
@@ -170,7 +193,7 @@ static void update_events(struct proxy *px, struct conn *c)
                 uw = EPOLLOUT;
                 break;
         case CS_RELAY:
-                if (!c->c_eof && has_room(&c->up))
+                if (!c->c_eof && !c->c_done && has_room(&c->up))
                         cw |= EPOLLIN;
                 if (has_data(&c->down))
                         cw |= EPOLLOUT;
@@ -189,10 +212,34 @@ static void update_events(struct proxy *px, struct conn *c)
         set_mask(px, c, SIDE_UPSTREAM, uw);
 }
 
+/* One "net_dropped" record of the records left out since the last one, when one is due
+ * (force: the proxy is exiting). */
+static void audit_dropped(struct proxy *px, bool force)
+{
+        uint64_t now = now_monotonic_ms();
+        if (px->audit_fd < 0 || !net_budget_report_due(&px->budget, now, force))
+                return;
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, px->session_id, "net_dropped");
+        audit_int(&b, "count", (int64_t)px->budget.dropped);
+        audit_str(&b, "reason", net_budget_reason(&px->budget));
+        (void)audit_commit(px->audit_fd, &b);
+        net_budget_reported(&px->budget, now);
+}
+
+/* May one more "net" record be written now? Counts it either way. */
+static bool audit_budget(struct proxy *px)
+{
+        if (net_budget_take(&px->budget, now_monotonic_ms()))
+                return true;
+        audit_dropped(px, false);
+        return false;
+}
+
 /* One "net" record per connection that reached a verdict (docs/DESIGN.md, "Network egress"). */
 static void audit_conn(struct proxy *px, const struct conn *c)
 {
-        if (px->audit_fd < 0 || !c->verdict)
+        if (px->audit_fd < 0 || !c->verdict || !audit_budget(px))
                 return;
         _cleanup_buf_ struct buf b = {0};
         audit_begin(&b, px->session_id, "net");
@@ -208,9 +255,17 @@ static void audit_conn(struct proxy *px, const struct conn *c)
         (void)audit_commit(px->audit_fd, &b);
 }
 
+static void accept_resume(struct proxy *px)
+{
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = TAG_LISTEN};
+        if (px->accept_paused && epoll_ctl(px->epfd, EPOLL_CTL_MOD, px->listen_fd, &ev) == 0)
+                px->accept_paused = false;
+}
+
 static void conn_close(struct proxy *px, struct conn *c)
 {
         audit_conn(px, c);
+        accept_resume(px); /* a fd was freed */
         set_mask(px, c, SIDE_CLIENT, 0);
         set_mask(px, c, SIDE_UPSTREAM, 0);
         closep(&c->cfd);
@@ -275,10 +330,32 @@ static void fail(struct proxy *px, struct conn *c, int status, const char *reaso
         reply(px, c, status, reason, body);
 }
 
+static void deny_host_address(struct proxy *px, struct conn *c, const struct net_addr *a);
+
+/* Did the kernel route the connection to this host itself (its local address is its peer's)?
+ * Catches an address of the host that the check before connecting did not know of yet. */
+static bool routed_to_self(const struct conn *c, struct net_addr *ret_peer)
+{
+        struct sockaddr_storage local, peer;
+        socklen_t llen = sizeof(local), plen = sizeof(peer);
+        struct net_addr l, p;
+        if (getsockname(c->ufd, (struct sockaddr *)&local, &llen) < 0 ||
+            getpeername(c->ufd, (struct sockaddr *)&peer, &plen) < 0 ||
+            !net_addr_from_sockaddr(&local, &l) || !net_addr_from_sockaddr(&peer, &p))
+                return false;
+        *ret_peer = p;
+        return l.family == p.family && memcmp(l.a, p.a, sizeof(l.a)) == 0;
+}
+
 static void connected(struct proxy *px, struct conn *c)
 {
         static const char established[] = "HTTP/1.1 200 Connection established\r\n\r\n";
         int one = 1;
+        struct net_addr peer;
+        if (routed_to_self(c, &peer) && !allow_address_literal(px->allow, &peer, c->req.port)) {
+                deny_host_address(px, c, &peer);
+                return;
+        }
         (void)setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         if (ensure_down(c) < 0) {
                 fail(px, c, 503, "Service Unavailable", "sbx: the proxy is out of memory\n");
@@ -359,20 +436,75 @@ static void deny_name(struct proxy *px, struct conn *c)
         deny(px, c, body);
 }
 
+/* The host's own addresses, read again when older than LOCAL_ADDRS_MS. */
+static void local_addrs_refresh(struct proxy *px)
+{
+        uint64_t now = now_monotonic_ms();
+        if (px->local_valid && now - px->local_ms < LOCAL_ADDRS_MS)
+                return;
+        struct ifaddrs *ifa = NULL;
+        if (getifaddrs(&ifa) < 0) {
+                px->local_valid = false; /* every address counts as the host's until it works */
+                return;
+        }
+        px->n_local = 0;
+        for (struct ifaddrs *i = ifa; i && px->n_local < MAX_LOCAL_ADDRS; i = i->ifa_next)
+                if (i->ifa_addr && net_addr_from_sockaddr(i->ifa_addr, &px->local[px->n_local]))
+                        px->n_local++;
+        freeifaddrs(ifa);
+        px->local_ms = now;
+        px->local_valid = true;
+}
+
+static bool is_host_address(const struct proxy *px, const struct net_addr *a)
+{
+        if (!px->local_valid)
+                return true;
+        for (size_t i = 0; i < px->n_local; i++)
+                if (px->local[i].family == a->family &&
+                    memcmp(px->local[i].a, a->a, sizeof(a->a)) == 0)
+                        return true;
+        return false;
+}
+
+static void deny_host_address(struct proxy *px, struct conn *c, const struct net_addr *a)
+{
+        char addr[64], body[1400];
+        net_addr_format(a, addr, sizeof(addr));
+        snprintf(c->addr_text, sizeof(c->addr_text), "%s", addr);
+        snprintf(
+            body, sizeof(body),
+            "sbx: '%s' is %s, an address of this host, which a session reaches only when "
+            "it is allowed literally.\nTo allow it, create the session with --allow-host %s.\n",
+            c->host, addr, addr);
+        deny(px, c, body);
+}
+
 /* Keep the addresses the allow list accepts; deny naming the first refused one if none. */
 static void check_addresses(struct proxy *px, struct conn *c, const struct net_addr *cand, size_t n,
                             bool named)
 {
         c->n_addrs = c->next_addr = 0;
-        const struct net_addr *refused = NULL;
+        const struct net_addr *refused = NULL, *host_refused = NULL;
+        local_addrs_refresh(px);
         for (size_t i = 0; i < n && c->n_addrs < MAX_ADDRS; i++) {
-                if (allow_address(px->allow, &cand[i], c->req.port, named))
+                if (!allow_address(px->allow, &cand[i], c->req.port, named)) {
+                        if (!refused)
+                                refused = &cand[i];
+                } else if (is_host_address(px, &cand[i]) &&
+                           !allow_address_literal(px->allow, &cand[i], c->req.port)) {
+                        if (!host_refused)
+                                host_refused = &cand[i];
+                } else {
                         c->addrs[c->n_addrs++] = cand[i];
-                else if (!refused)
-                        refused = &cand[i];
+                }
         }
         if (c->n_addrs > 0) {
                 connect_next(px, c, ECONNREFUSED);
+                return;
+        }
+        if (host_refused) {
+                deny_host_address(px, c, host_refused);
                 return;
         }
         if (!named) {
@@ -432,6 +564,7 @@ static void judge(struct proxy *px, struct conn *c)
  * request (or nothing of a CONNECT's), then whatever the client sent after the head. */
 static int prepare_upstream_bytes(struct conn *c)
 {
+        c->body_left = -1;
         if (c->req.connect) {
                 c->up.start = c->req.head_len;
                 return 0;
@@ -447,7 +580,14 @@ static int prepare_upstream_bytes(struct conn *c)
         _cleanup_buf_ struct buf head = {0};
         if (http_forward_head(c->up.data, &c->req, host_header, &head) < 0)
                 return -ENOMEM;
+        /* exactly one request: its Content-Length body and nothing after it (a second,
+         * pipelined request would reach the upstream unchecked) */
         size_t rest = c->up.end - c->req.head_len;
+        uint64_t body = c->req.content_length > 0 ? (uint64_t)c->req.content_length : 0;
+        if (rest > body)
+                rest = (size_t)body;
+        c->body_left = (int64_t)(body - rest);
+        c->c_done = c->body_left == 0;
         if (head.len + rest > BUF_SIZE)
                 return -E2BIG;
         memmove(c->up.data + head.len, c->up.data + c->req.head_len, rest);
@@ -474,6 +614,12 @@ static void on_head(struct proxy *px, struct conn *c)
                 fail(px, c, 400, "Bad Request", body);
                 return;
         }
+        if (!c->req.connect && c->req.transfer_encoding) {
+                fail(px, c, 411, "Length Required",
+                     "sbx: bad proxy request: the proxy forwards request bodies with a "
+                     "Content-Length only (not Transfer-Encoding)\n");
+                return;
+        }
         memcpy(c->host, c->req.host, sizeof(c->host));
         if (!allow_host_normalize(c->host)) {
                 c->host[0] = '\0';
@@ -488,20 +634,22 @@ static void on_head(struct proxy *px, struct conn *c)
         judge(px, c);
 }
 
-/* Read from fd into b; 1 progress, 0 EOF, -EAGAIN nothing now, other -errno an error.
- * count (may be NULL) grows by the bytes read. */
-static int fill(int fd, struct pbuf *b, uint64_t *count)
+/* Read at most max bytes from fd into b; 1 progress, 0 EOF, -EAGAIN nothing now, other
+ * -errno an error. count (may be NULL) grows by the bytes read. */
+static int fill(int fd, struct pbuf *b, size_t max, uint64_t *count)
 {
         ssize_t n;
+        if (max == 0)
+                return -EAGAIN;
         if (b->pipe[0] >= 0) {
-                n = RETRY_EINTR(splice(fd, NULL, b->pipe[1], NULL, PIPE_SIZE,
+                n = RETRY_EINTR(splice(fd, NULL, b->pipe[1], NULL, min_size(max, PIPE_SIZE),
                                        SPLICE_F_MOVE | SPLICE_F_NONBLOCK));
                 /* EAGAIN with bytes queued may be a full pipe: wait for a drain (a spurious
                  * wake-up costs nothing, a full pipe would spin the loop) */
                 if (n < 0 && errno == EAGAIN && b->queued > 0)
                         b->full = true;
         } else {
-                n = RETRY_EINTR(recv(fd, b->data + b->end, BUF_SIZE - b->end, 0));
+                n = RETRY_EINTR(recv(fd, b->data + b->end, min_size(max, BUF_SIZE - b->end), 0));
         }
         if (n < 0)
                 return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
@@ -547,6 +695,9 @@ static int drain(int fd, struct pbuf *b, uint64_t *count)
  * drained. The connection ends when both directions have. */
 static bool relay_finish(struct conn *c)
 {
+        /* a forwarded request is one response with Connection: close: done when it is */
+        if (!c->req.connect && c->u_eof && !has_data(&c->down))
+                return true;
         if (c->c_eof && !has_data(&c->up) && !c->u_shut) {
                 (void)shutdown(c->ufd, SHUT_WR);
                 c->u_shut = true;
@@ -562,7 +713,18 @@ static void client_event(struct proxy *px, struct conn *c, uint32_t ev)
 {
         int r;
         if (c->cmask & EPOLLIN && ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                r = fill(c->cfd, &c->up, NULL);
+                /* the head: no more than HTTP_HEAD_MAX, so that a body sent with it leaves
+                 * room for the rewritten head; a forwarded body: its Content-Length */
+                size_t max = c->state == CS_HEAD
+                                 ? HTTP_HEAD_MAX - min_size(c->up.end, HTTP_HEAD_MAX)
+                             : c->body_left >= 0 ? (size_t)c->body_left
+                                                 : SIZE_MAX;
+                uint64_t got = 0;
+                r = fill(c->cfd, &c->up, max, &got);
+                if (c->state != CS_HEAD && c->body_left >= 0) {
+                        c->body_left -= (int64_t)got;
+                        c->c_done = c->body_left == 0;
+                }
                 if (r == 0 && c->state == CS_HEAD) {
                         conn_close(px, c); /* gone before asking anything */
                         return;
@@ -627,7 +789,7 @@ static void upstream_event(struct proxy *px, struct conn *c, uint32_t ev)
                 return;
         }
         if (c->umask & EPOLLIN && ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                r = fill(c->ufd, &c->down, &c->bytes_in);
+                r = fill(c->ufd, &c->down, SIZE_MAX, &c->bytes_in);
                 if (r == 0)
                         c->u_eof = true;
                 else if (r < 0 && r != -EAGAIN) {
@@ -669,6 +831,18 @@ static struct conn *free_slot(struct proxy *px)
         return NULL;
 }
 
+/* Out of fds or memory: the pending connection stays in the backlog and the level-triggered
+ * listening socket would wake the loop at once, forever. It rests until a connection closes
+ * or ACCEPT_PAUSE_MS pass. */
+static void accept_pause(struct proxy *px)
+{
+        struct epoll_event ev = {.events = 0, .data.u64 = TAG_LISTEN};
+        if (epoll_ctl(px->epfd, EPOLL_CTL_MOD, px->listen_fd, &ev) == 0) {
+                px->accept_paused = true;
+                px->accept_resume_ms = now_monotonic_ms() + ACCEPT_PAUSE_MS;
+        }
+}
+
 static void accept_clients(struct proxy *px)
 {
         static const char busy[] = "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 50\r\n"
@@ -676,8 +850,12 @@ static void accept_clients(struct proxy *px)
                                    "sbx: too many proxy connections in this session\n";
         for (int i = 0; i < 64; i++) {
                 int fd = accept4(px->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-                if (fd < 0)
+                if (fd < 0) {
+                        if (errno == EMFILE || errno == ENFILE || errno == ENOMEM ||
+                            errno == ENOBUFS)
+                                accept_pause(px);
                         return;
+                }
                 struct conn *c = free_slot(px);
                 if (!c || !(c->up.data = malloc(BUF_SIZE))) {
                         (void)send(fd, busy, sizeof(busy) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -824,13 +1002,18 @@ _noreturn_ void proxy_serve(struct proxy_params *pp)
                 _exit(1);
         for (;;) {
                 struct epoll_event ev[64];
-                int n = epoll_wait(px.epfd, ev, ARRAY_SIZE(ev), -1);
+                int n = epoll_wait(px.epfd, ev, ARRAY_SIZE(ev),
+                                   px.accept_paused ? ACCEPT_PAUSE_MS : -1);
                 if (n < 0 && errno != EINTR)
                         _exit(1);
+                if (px.accept_paused && now_monotonic_ms() >= px.accept_resume_ms)
+                        accept_resume(&px);
                 for (int i = 0; i < n; i++) {
                         uint64_t tag = ev[i].data.u64;
                         if (tag == TAG_STOP) {
-                                _exit(0); /* the stop pipe closed: the session is ending */
+                                /* the stop pipe closed: the session is ending */
+                                audit_dropped(&px, true);
+                                _exit(0);
                         } else if (tag == TAG_LISTEN) {
                                 accept_clients(&px);
                         } else if (tag == TAG_RESOLVER) {
@@ -839,6 +1022,8 @@ _noreturn_ void proxy_serve(struct proxy_params *pp)
                                 uint64_t ticks;
                                 if (read(px.timer_fd, &ticks, sizeof(ticks)) > 0)
                                         sweep(&px);
+                                /* dropping stopped: count the last of it within a second */
+                                audit_dropped(&px, false);
                         } else {
                                 struct conn *c = conn_of_tag(&px, tag);
                                 if (c && (tag & 1) == SIDE_CLIENT)

@@ -74,38 +74,38 @@ static void test_normalize(void)
 
 static void test_special(void)
 {
-        const char *bad[] = {"127.0.0.1",
-                             "127.1.2.3",
-                             "169.254.169.254",
-                             "10.1.2.3",
-                             "172.16.0.1",
-                             "172.31.255.255",
-                             "192.168.1.1",
-                             "100.64.0.1",
-                             "100.127.255.255",
-                             "0.0.0.0",
-                             "224.0.0.1",
-                             "255.255.255.255",
-                             "::1",
-                             "::",
-                             "fe80::1",
-                             "fc00::1",
-                             "fd12:3456::1",
-                             "ff02::1",
-                             "::ffff:127.0.0.1",
-                             "::ffff:169.254.169.254",
-                             "::ffff:10.0.0.1",
-                             "64:ff9b::a9fe:a9fe",
-                             "::127.0.0.1"};
+        const char *bad[] = {
+            "127.0.0.1", "127.1.2.3", "169.254.169.254", "10.1.2.3", "172.16.0.1", "172.31.255.255",
+            "192.168.1.1", "100.64.0.1", "100.127.255.255", "0.0.0.0", "224.0.0.1",
+            "255.255.255.255", "::1", "::", "fe80::1", "fc00::1", "fd12:3456::1", "ff02::1",
+            "::ffff:127.0.0.1", "::ffff:169.254.169.254", "::ffff:10.0.0.1", "64:ff9b::a9fe:a9fe",
+            "::127.0.0.1",
+            /* documentation ranges */
+            "192.0.2.77", "198.51.100.1", "203.0.113.255", "2001:db8::1",
+            /* IPv6 forms that reach IPv4 hosts or nowhere */
+            "2002:7f00:1::1",    /* 6to4 of 127.0.0.1 */
+            "2002:a9fe:a9fe::",  /* 6to4 of 169.254.169.254 */
+            "2002:0a00:0001::5", /* 6to4 of 10.0.0.1 */
+            "64:ff9b:1::a9fe:a9fe", "2001:0:4136:e378:8000:63bf:3fff:fdd2", /* Teredo */
+            "100::1"};
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 bool s = special(bad[i]);
                 CHECK(s);
                 if (!s)
                         printf("# not special: %s\n", bad[i]);
         }
-        const char *good[] = {"93.184.216.34",       "172.32.0.1", "172.15.255.255",
-                              "100.128.0.1",         "11.0.0.1",   "2606:4700::6810:84e5",
-                              "::ffff:93.184.216.34"};
+        const char *good[] = {"93.184.216.34",
+                              "172.32.0.1",
+                              "172.15.255.255",
+                              "100.128.0.1",
+                              "11.0.0.1",
+                              "2606:4700::6810:84e5",
+                              "::ffff:93.184.216.34",
+                              "192.0.3.1",
+                              "198.51.101.1",
+                              "2002:5db8:d822::1" /* 6to4 of 93.184.216.34 */,
+                              "2001:1::1",
+                              "100::1:0:0:0:1" /* past 100::/64 */};
         for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
                 CHECK(!special(good[i]));
 }
@@ -152,6 +152,30 @@ static void test_addresses(void)
         CHECK(!addr_ok(&l, "127.0.0.2", 9000, false));
         CHECK(addr_ok(&l, "169.254.169.254", 80, true));
         CHECK(addr_ok(&l, "10.9.9.9", 80, false));
+        allow_list_free(&l);
+}
+
+/* The host's own addresses open only to a rule of exactly that address. */
+static void test_literal(void)
+{
+        char *e[] = {"0.0.0.0/0", "203.0.113.0/24", "198.51.100.9:8080", "[2001:db8::7]", NULL};
+        struct allow_list l = list(e);
+        struct net_addr a;
+        CHECK(net_addr_parse("93.184.216.34", &a) && !allow_address_literal(&l, &a, 80));
+        CHECK(net_addr_parse("203.0.113.5", &a) && !allow_address_literal(&l, &a, 80));
+        CHECK(addr_ok(&l, "203.0.113.5", 80, false)); /* a rule inside the range opens it */
+        CHECK(net_addr_parse("198.51.100.9", &a) && allow_address_literal(&l, &a, 8080));
+        CHECK(!allow_address_literal(&l, &a, 80));
+        CHECK(net_addr_parse("::ffff:198.51.100.9", &a) && allow_address_literal(&l, &a, 8080));
+        CHECK(net_addr_parse("2001:db8::7", &a) && allow_address_literal(&l, &a, 1));
+        CHECK(net_addr_parse("2001:db8::8", &a) && !allow_address_literal(&l, &a, 1));
+        allow_list_free(&l);
+        /* 6to4: opened by a rule inside the range its IPv4 address makes (16 + 8 bits) */
+        char *six[] = {"[::/0]", "[2002:0a00::/24]", NULL};
+        l = list(six);
+        CHECK(addr_ok(&l, "2002:5db8:d822::1", 443, false));
+        CHECK(addr_ok(&l, "2002:0a01:0203::1", 443, false));
+        CHECK(!addr_ok(&l, "2002:7f00:1::1", 443, false));
         allow_list_free(&l);
 }
 
@@ -203,6 +227,7 @@ int main(void)
         test_names();
         test_normalize();
         test_special();
+        test_literal();
         test_addresses();
         return unit_done();
 }
