@@ -32,10 +32,7 @@ static int run_audit_open(const struct sbx_config *c, const struct cgroup_plan *
 {
         int fd = audit_create(-1, c->audit_dir, st->id, &st->audit_path);
         if (fd < 0)
-                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", -fd,
-                                "cannot create the audit log in '%s' ([audit] dir): make it a "
-                                "directory of yours, not writable by others, with no symbolic link in its path",
-                                c->audit_dir);
+                return audit_create_failed(e, c->audit_dir, -fd);
         st->supervisor_pid = getpid();
         st->init_pid = init;
         *ret_fd = fd;

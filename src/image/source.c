@@ -199,12 +199,9 @@ static int blob_path(const char *digest, char *out, size_t n, char hex[static DI
         return 0;
 }
 
-static int add_layers(int dirfd, struct json_object *layers, const char *source,
-                      struct image_manifest *m, struct sbx_error *e)
+/* n layer slots in m, their fds -1 (closed by the manifest's cleanup). */
+static int alloc_layers(struct image_manifest *m, size_t n)
 {
-        size_t n = layers ? json_object_array_length(layers) : 0;
-        if (n == 0 || n > IMAGE_MAX_LAYERS)
-                return invalid(e, source, "the manifest must list 1 to 128 layers");
         m->layers = calloc(n, sizeof(*m->layers));
         m->layer_fds = malloc(n * sizeof(int));
         if (!m->layers || !m->layer_fds)
@@ -212,6 +209,17 @@ static int add_layers(int dirfd, struct json_object *layers, const char *source,
         for (size_t i = 0; i < n; i++)
                 m->layer_fds[i] = -1;
         m->n_layers = n;
+        return 0;
+}
+
+static int add_layers(int dirfd, struct json_object *layers, const char *source,
+                      struct image_manifest *m, struct sbx_error *e)
+{
+        size_t n = layers ? json_object_array_length(layers) : 0;
+        if (n == 0 || n > IMAGE_MAX_LAYERS)
+                return invalid(e, source, "the manifest must list 1 to 128 layers");
+        if (alloc_layers(m, n) < 0)
+                return -ENOMEM;
         for (size_t i = 0; i < n; i++) {
                 char path[128];
                 if (blob_path(jstr(json_object_array_get_idx(layers, i), "digest"), path,
@@ -362,13 +370,8 @@ static int open_docker(int dirfd, const char *source, const char *tag, struct im
         size_t n = layers ? json_object_array_length(layers) : 0;
         if (n == 0 || n > IMAGE_MAX_LAYERS || !diffs || json_object_array_length(diffs) != n)
                 return invalid(e, source, "the layers and the config's diff_ids do not agree");
-        m->layers = calloc(n, sizeof(*m->layers));
-        m->layer_fds = malloc(n * sizeof(int));
-        if (!m->layers || !m->layer_fds)
+        if (alloc_layers(m, n) < 0)
                 return -ENOMEM;
-        for (size_t i = 0; i < n; i++)
-                m->layer_fds[i] = -1;
-        m->n_layers = n;
         for (size_t i = 0; i < n; i++) {
                 const char *lp = json_object_get_string(json_object_array_get_idx(layers, i));
                 if (!lp)
@@ -457,12 +460,7 @@ static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
         _cleanup_(archive_freep) struct archive *a = archive_read_new();
         if (!a)
                 return -ENOMEM;
-        archive_read_support_format_tar(a);
-        archive_read_support_format_gnutar(a);
-        archive_read_support_filter_gzip(a);
-        archive_read_support_filter_zstd(a);
-        archive_read_support_filter_xz(a);
-        archive_read_support_filter_bzip2(a);
+        unpack_support_formats(a);
         if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
                 return invalid(e, source, "not a directory or a tar archive");
         struct archive_entry *en;

@@ -38,6 +38,18 @@ struct reader {
 };
 
 /* libarchive reads the blob through here, so the digest is of exactly the bytes unpacked. */
+void unpack_support_formats(struct archive *a)
+{
+        /* tar and the compressions of layers, each built into libarchive: never a filter that
+         * runs an external program */
+        archive_read_support_format_tar(a);
+        archive_read_support_format_gnutar(a);
+        archive_read_support_filter_gzip(a);
+        archive_read_support_filter_zstd(a);
+        archive_read_support_filter_xz(a);
+        archive_read_support_filter_bzip2(a);
+}
+
 static la_ssize_t read_hashed(struct archive *a, void *data, const void **ret)
 {
         struct reader *r = data;
@@ -394,13 +406,7 @@ int layer_unpack(int blobfd, int destfd, const char *what, const char *expect,
                 return sbx_internal(e, ENOMEM, "out of memory");
         rd->fd = blobfd;
         sha256_init(&rd->sha);
-        /* The formats and compressions of layers; nothing that runs an external program. */
-        archive_read_support_format_tar(a);
-        archive_read_support_format_gnutar(a);
-        archive_read_support_filter_gzip(a);
-        archive_read_support_filter_zstd(a);
-        archive_read_support_filter_xz(a);
-        archive_read_support_filter_bzip2(a);
+        unpack_support_formats(a);
         if (archive_read_open(a, rd, NULL, read_hashed, NULL) != ARCHIVE_OK)
                 return sbx_fail(e, EXIT_USAGE, "usage", 0,
                                 "invalid image: %s is not a tar archive (%s)", what,

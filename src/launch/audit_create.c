@@ -169,3 +169,11 @@ void audit_write_exec(int fd, const struct session_state *st, const struct exec_
         }
         (void)audit_commit(fd, &b);
 }
+
+int audit_create_failed(struct sbx_error *e, const char *audit_dir, int err)
+{
+        return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", err,
+                        "cannot create the audit log in '%s' ([audit] dir): make it a directory "
+                        "of yours, not writable by others, with no symbolic link in its path",
+                        audit_dir ? audit_dir : "the runtime dir");
+}

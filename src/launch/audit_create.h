@@ -14,3 +14,5 @@ int audit_write_create(int fd, const struct session_state *st, const struct sbx_
                        const struct cgroup_plan *plan);
 /* One "warning" record per config warning, and for --net host and --seccomp unconfined. */
 void audit_write_warnings(int fd, const char *id, const struct sbx_config *c);
+/* Fail (exit 4) for a log that audit_create() could not make (err: its errno). */
+int audit_create_failed(struct sbx_error *e, const char *audit_dir, int err);

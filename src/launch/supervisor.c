@@ -82,10 +82,7 @@ static int open_audit(struct supervisor *s, struct sbx_error *e)
 {
         s->auditfd = audit_create(s->sessfd, s->cfg->audit_dir, s->st.id, &s->audit_path);
         if (s->auditfd < 0)
-                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", -s->auditfd,
-                                "cannot create the audit log in '%s' ([audit] dir): make it a "
-                                "directory of yours, not writable by others, with no symbolic link in its path",
-                                s->cfg->audit_dir ? s->cfg->audit_dir : "the runtime dir");
+                return audit_create_failed(e, s->cfg->audit_dir, -s->auditfd);
         s->st.audit_path = s->audit_path;
         return 0;
 }

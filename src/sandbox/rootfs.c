@@ -72,8 +72,8 @@ static int setup_usr_links(int rootfd, int hostfd, struct sbx_error *e)
                 }
                 if (errno == ENOENT)
                         continue;
-                _cleanup_close_ int src = openat(hostfd, dirs[i], O_PATH | O_DIRECTORY |
-                                                                          O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int src =
+                    openat(hostfd, dirs[i], O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (src < 0)
                         continue;
                 char path[16];
@@ -89,6 +89,21 @@ static int setup_usr_links(int rootfd, int hostfd, struct sbx_error *e)
 }
 
 /* /usr: an overlay over the host's /usr (writes land in the layer), or read-only. */
+
+/* Attach a detached mount tree (the supervisor's idmapped clone) at a new directory dir of
+ * the pre-pivot root, to stack an overlay on. */
+static int attach_lower(int tree_fd, const char *dir, mode_t mode, const char *what,
+                        struct sbx_error *e)
+{
+        if (mkdir(dir, mode) < 0)
+                return sbx_internal(e, errno, "failed to create the lower dir of %s", what);
+        _cleanup_close_ int lt = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (lt < 0 ||
+            move_mount(tree_fd, "", lt, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                return sbx_internal(e, errno, "failed to attach %s", what);
+        return 0;
+}
+
 static int setup_usr(const struct sbx_config *c, const struct rootfs_sources *src, int rootfd,
                      struct sbx_error *e)
 {
@@ -98,12 +113,9 @@ static int setup_usr(const struct sbx_config *c, const struct rootfs_sources *sr
         const char *lower = "/oldroot/usr";
         if (src->usr_tree_fd >= 0) {
                 /* attach the idmapped clone inside the layer and stack the overlay on it */
-                if (mkdir("/lower-usr", 0755) < 0)
-                        return sbx_internal(e, errno, "failed to create the /usr lower dir");
-                _cleanup_close_ int lt = open("/lower-usr", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (lt < 0 || move_mount(src->usr_tree_fd, "", lt, "",
-                                         MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                        return sbx_internal(e, errno, "failed to attach the idmapped /usr");
+                int r = attach_lower(src->usr_tree_fd, "/lower-usr", 0755, "the idmapped /usr", e);
+                if (r < 0)
+                        return r;
                 lower = "/lower-usr";
         }
         if (c->read_only) {
@@ -114,9 +126,8 @@ static int setup_usr(const struct sbx_config *c, const struct rootfs_sources *sr
         }
         if (mkdir("/upper/usr", 0755) < 0 || mkdir("/work/usr", 0755) < 0)
                 return sbx_internal(e, errno, "failed to create the /usr overlay dirs");
-        const char *opts[] = {"lowerdir", lower, "upperdir", "/upper/usr",
-                              "workdir",  "/work/usr",    "userxattr", NULL,
-                              NULL};
+        const char *opts[] = {"lowerdir",  lower,       "upperdir", "/upper/usr", "workdir",
+                              "/work/usr", "userxattr", NULL,       NULL};
         struct sbx_error sub = {0};
         int r = mnt_new_fs("overlay", opts, MOUNT_ATTR_NODEV, t, "/usr", &sub);
         if (r < 0)
@@ -132,17 +143,17 @@ static int mount_custom_base(const struct sbx_config *c, const struct rootfs_sou
                              int newrootfd, struct sbx_error *e)
 {
         if (c->read_only)
-                return mnt_bind(src->base_fd, newrootfd, MOUNT_ATTR_RDONLY | MNT_SECURE,
-                                c->rootfs, e);
+                return mnt_bind(src->base_fd, newrootfd, MOUNT_ATTR_RDONLY | MNT_SECURE, c->rootfs,
+                                e);
         char lower[64];
         snprintf(lower, sizeof(lower), "/oldroot/proc/self/fd/%d", src->base_fd);
         if (mkdir("/upper/root", 0755) < 0 || mkdir("/work/root", 0755) < 0)
                 return sbx_internal(e, errno, "failed to create the root overlay dirs");
-        const char *opts[] = {"lowerdir", lower,        "upperdir", "/upper/root", "workdir",
-                              "/work/root", "userxattr", NULL,      NULL};
+        const char *opts[] = {"lowerdir",   lower,       "upperdir", "/upper/root", "workdir",
+                              "/work/root", "userxattr", NULL,       NULL};
         struct sbx_error sub = {0};
-        if (mnt_new_fs("overlay", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, newrootfd,
-                       c->rootfs, &sub) < 0)
+        if (mnt_new_fs("overlay", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, newrootfd, c->rootfs,
+                       &sub) < 0)
                 return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", 0,
                                 "overlayfs over '%s' in a user namespace is not available here "
                                 "(%s); use --read-only",
@@ -162,12 +173,9 @@ static int mount_image_base(const struct sbx_config *c, const struct rootfs_sour
 {
         char base[64];
         if (src->usr_tree_fd >= 0) {
-                if (mkdir("/lower-img", 0700) < 0)
-                        return sbx_internal(e, errno, "failed to create the image lower dir");
-                _cleanup_close_ int lt = open("/lower-img", O_PATH | O_DIRECTORY | O_CLOEXEC);
-                if (lt < 0 || move_mount(src->usr_tree_fd, "", lt, "",
-                                         MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-                        return sbx_internal(e, errno, "failed to attach the image's layers");
+                int r = attach_lower(src->usr_tree_fd, "/lower-img", 0700, "the image's layers", e);
+                if (r < 0)
+                        return r;
                 snprintf(base, sizeof(base), "/lower-img");
         } else
                 snprintf(base, sizeof(base), "/oldroot/proc/self/fd/%d", src->layers_fd);
@@ -214,8 +222,8 @@ static int bind_layer_dir(int rootfd, const char *layer_dir, const char *target,
         return mnt_bind(src, t, MNT_SECURE, target, e);
 }
 
-static int setup_volumes(const struct sbx_config *c, const struct rootfs_sources *src,
-                         int rootfd, struct sbx_error *e)
+static int setup_volumes(const struct sbx_config *c, const struct rootfs_sources *src, int rootfd,
+                         struct sbx_error *e)
 {
         for (size_t i = 0; i < c->n_mounts; i++) {
                 const struct sbx_mount *m = &c->mounts[i];
@@ -225,9 +233,9 @@ static int setup_volumes(const struct sbx_config *c, const struct rootfs_sources
                 _cleanup_close_ int t = mnt_open_target(rootfd, m->sandbox, S_ISDIR(st.st_mode), e);
                 if (t < 0)
                         return t;
-                int r = mnt_bind(src->volume_fds[i], t,
-                                 MNT_SECURE | (m->read_only ? MOUNT_ATTR_RDONLY : 0), m->sandbox,
-                                 e);
+                int r =
+                    mnt_bind(src->volume_fds[i], t,
+                             MNT_SECURE | (m->read_only ? MOUNT_ATTR_RDONLY : 0), m->sandbox, e);
                 if (r < 0)
                         return r;
         }
@@ -240,8 +248,9 @@ static int make_layer(const struct sbx_config *c, struct sbx_error *e)
         uint64_t n_inodes = c->disk_bytes / 4096;
         snprintf(size, sizeof(size), "%llu", (unsigned long long)c->disk_bytes);
         snprintf(inodes, sizeof(inodes), "%llu",
-                 (unsigned long long)(n_inodes < 1024 ? 1024 : n_inodes > 4194304 ? 4194304
-                                                                                   : n_inodes));
+                 (unsigned long long)(n_inodes < 1024      ? 1024
+                                      : n_inodes > 4194304 ? 4194304
+                                                           : n_inodes));
         const char *opts[] = {"size", size, "nr_inodes", inodes, "mode", "0755", NULL, NULL};
         _cleanup_close_ int t = open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (t < 0)
@@ -251,8 +260,8 @@ static int make_layer(const struct sbx_config *c, struct sbx_error *e)
                 return r;
         if (chdir("/tmp") < 0)
                 return sbx_internal(e, errno, "failed to enter the writable layer");
-        static const char *const dirs[] = {"oldroot", "newroot", "upper", "work", "workspace",
-                                           "tmp"};
+        static const char *const dirs[] = {"oldroot", "newroot",   "upper",
+                                           "work",    "workspace", "tmp"};
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
                 if (mkdir(dirs[i], 0755) < 0)
                         return sbx_internal(e, errno, "failed to create '%s' in the layer",
@@ -293,8 +302,7 @@ static int open_newroot(const struct sbx_config *c, const struct rootfs_sources 
         return fd < 0 ? sbx_internal(e, errno, "failed to open the new root") : fd;
 }
 
-int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
-                 struct sbx_error *e)
+int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src, struct sbx_error *e)
 {
         int r = make_layer(c, e);
         if (r < 0)
@@ -307,7 +315,8 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
                 return sbx_internal(e, errno, "failed to open the host root");
 
         if (src->base_fd < 0 && src->layers_fd < 0) {
-                if ((r = setup_usr(c, src, rootfd, e)) < 0 || (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
+                if ((r = setup_usr(c, src, rootfd, e)) < 0 ||
+                    (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
                     (r = rootfs_setup_etc(c, rootfd, hostfd, e)) < 0)
                         return r;
                 static const char *const empty[] = {"/var/tmp", "/run", "/home"};
