@@ -209,6 +209,24 @@ layer_dirs() {
         [ "$(layer_dirs)" = 2 ] || fail "expected 2 layers, got $(layer_dirs)"
 }
 
+@test "libarchive is loaded by import alone: sbx needs only libc, a broken one fails import cleanly" {
+        # every sbx call pays for what it links (1.7 ms for libarchive and what it pulls in);
+        # the dynamic loader itself is mapped in any case
+        local needed
+        needed=$(readelf -d "$SBX" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' |
+                grep -v -e '^ld-linux' -e '^libasan' -e '^libubsan' -e '^libstdc++' -e '^libm\.' -e '^libgcc_s' | xargs)
+        [ "$needed" = libc.so.6 ] || fail "sbx links more than libc: $needed"
+        # a libarchive that cannot be loaded: one clear line, no half-made image
+        mkdir "$BATS_TEST_TMPDIR/lib"
+        echo 'not an ELF object' >"$BATS_TEST_TMPDIR/lib/libarchive.so.13"
+        LD_LIBRARY_PATH=$BATS_TEST_TMPDIR/lib sbx_expect 125 image import broken "$fx/rootfs.tar.gz"
+        [[ $stderr == *"image import needs libarchive.so.13"* ]] || fail "stderr: $stderr"
+        [ "$(grep -c . <<<"$stderr")" = 1 ] || fail "more than one line: $stderr"
+        store_is_empty
+        # and the same sbx imports with the real one
+        sbx_ok image import fine "$fx/rootfs.tar.gz"
+}
+
 @test "image rm is refused while a session uses the image, then removes unused layers" {
         sbx_ok image import bb:v1 "$fx/oci"
         new_session --image bb:v1

@@ -32,10 +32,6 @@ int layer_unpack(int blobfd, int destfd, const char *what, const char *expect,
 /* An entry name relative to the layer: leading '/' and "./" and empty or "." components
  * dropped ("" is the root); -EPERM for a ".." component, -ENAMETOOLONG. */
 int unpack_clean_path(const char *in, char *out, size_t n);
-struct archive;
-/* Let a libarchive reader take the formats of layers and tar sources (tar; gzip, zstd, xz,
- * bzip2): the one list of what import reads. */
-void unpack_support_formats(struct archive *a);
 
 /* ---- source.c: what an import source holds ---- */
 struct image_manifest {

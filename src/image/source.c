@@ -7,8 +7,6 @@
  * openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): a symlinked blob never reaches a host file.
  * Index, manifest and config digests are verified here; layers while they are unpacked.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <json-c/json.h>
@@ -22,6 +20,7 @@
 #include "../shared/macros.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
+#include "archive_lib.h"
 #include "image-internal.h"
 
 #define MEDIA_INDEX "application/vnd.oci.image.index.v1+json"
@@ -406,7 +405,7 @@ static bool layout_name(const char *p)
         return false;
 }
 
-static int copy_entry(struct archive *a, int scratchfd, const char *name, uint64_t *budget,
+static int copy_entry(const struct archive_lib *la, struct archive *a, int scratchfd, const char *name, uint64_t *budget,
                       struct sbx_error *e)
 {
         const char *slash = strchr(name, '/');
@@ -429,7 +428,7 @@ static int copy_entry(struct archive *a, int scratchfd, const char *name, uint64
         size_t size;
         la_int64_t off;
         int r;
-        while ((r = archive_read_data_block(a, &buf, &size, &off)) == ARCHIVE_OK) {
+        while ((r = la->read_data_block(a, &buf, &size, &off)) == ARCHIVE_OK) {
                 if ((uint64_t)off + size > *budget)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
                                         "image too large: the source exceeds %llu GiB",
@@ -439,17 +438,11 @@ static int copy_entry(struct archive *a, int scratchfd, const char *name, uint64
         }
         if (r != ARCHIVE_EOF)
                 return sbx_fail(e, EXIT_USAGE, "usage", 0, "invalid image source: '%s': %s", name,
-                                archive_error_string(a) ? archive_error_string(a) : "truncated");
+                                la->error_string(a) ? la->error_string(a) : "truncated");
         struct stat st;
         if (fstat(fd, &st) == 0)
                 *budget -= (uint64_t)st.st_size < *budget ? (uint64_t)st.st_size : *budget;
         return 0;
-}
-
-static void archive_freep(struct archive **a)
-{
-        if (*a)
-                archive_read_free(*a);
 }
 
 /* One pass over a tar source: copy the layout's files into scratch. *ret_layout: whether
@@ -457,38 +450,40 @@ static void archive_freep(struct archive **a)
 static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
                     struct sbx_error *e)
 {
-        _cleanup_(archive_freep) struct archive *a = archive_read_new();
+        const struct archive_lib *la = archive_lib_load(e);
+        if (!la)
+                return -ENOSYS;
+        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(la);
         if (!a)
                 return -ENOMEM;
-        unpack_support_formats(a);
-        if (archive_read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
+        if (la->read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
                 return invalid(e, source, "not a directory or a tar archive");
         struct archive_entry *en;
         uint64_t budget = IMAGE_MAX_UNPACKED, logical = IMAGE_MAX_UNPACKED, entries = 0;
         int ar;
         *ret_layout = false;
-        while ((ar = archive_read_next_header(a, &en)) != ARCHIVE_EOF) {
+        while ((ar = la->read_next_header(a, &en)) != ARCHIVE_EOF) {
                 if (ar != ARCHIVE_OK && ar != ARCHIVE_WARN)
                         return sbx_fail(e, EXIT_USAGE, "usage", 0, "invalid image source '%s': %s",
                                         source,
-                                        archive_error_string(a) ? archive_error_string(a) : "?");
+                                        la->error_string(a) ? la->error_string(a) : "?");
                 if (++entries > IMAGE_MAX_ENTRIES)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
                                         "image too large: more than %u entries", IMAGE_MAX_ENTRIES);
                 /* the bound of the unpacking, already here: a plain tarball is read twice */
-                int64_t size = archive_entry_size(en);
+                int64_t size = la->entry_size(en);
                 if (size < 0 || (uint64_t)size > logical)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
                                         "image too large: '%s' would unpack beyond %llu GiB "
                                         "(the bound of one import)",
                                         source, (unsigned long long)(IMAGE_MAX_UNPACKED >> 30));
                 logical -= (uint64_t)size;
-                const char *p = archive_entry_pathname(en);
+                const char *p = la->entry_pathname(en);
                 while (p && p[0] == '.' && p[1] == '/')
                         p += 2;
-                if (!p || archive_entry_filetype(en) != AE_IFREG || !layout_name(p))
+                if (!p || la->entry_filetype(en) != AE_IFREG || !layout_name(p))
                         continue;
-                int r = copy_entry(a, scratchfd, p, &budget, e);
+                int r = copy_entry(la, a, scratchfd, p, &budget, e);
                 if (r < 0)
                         return r;
                 if (strcmp(p, "index.json") == 0 || strcmp(p, "manifest.json") == 0)

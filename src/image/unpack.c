@@ -11,8 +11,6 @@
  * since Linux 5.8), `.wh..wh..opq` the xattr user.overlay.opaque=y that overlayfs reads with
  * `userxattr`, the option every session's overlay is mounted with.
  */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -26,30 +24,20 @@
 #include <unistd.h>
 
 #include "../shared/macros.h"
+#include "archive_lib.h"
 #include "image-internal.h"
 
 #define WHITEOUT_PREFIX ".wh."
 #define WHITEOUT_OPAQUE ".wh..wh..opq"
 
 struct reader {
+        const struct archive_lib *la;
         int fd;
         struct sha256_ctx sha;
         uint8_t buf[1 << 16];
 };
 
 /* libarchive reads the blob through here, so the digest is of exactly the bytes unpacked. */
-void unpack_support_formats(struct archive *a)
-{
-        /* tar and the compressions of layers, each built into libarchive: never a filter that
-         * runs an external program */
-        archive_read_support_format_tar(a);
-        archive_read_support_format_gnutar(a);
-        archive_read_support_filter_gzip(a);
-        archive_read_support_filter_zstd(a);
-        archive_read_support_filter_xz(a);
-        archive_read_support_filter_bzip2(a);
-}
-
 static la_ssize_t read_hashed(struct archive *a, void *data, const void **ret)
 {
         struct reader *r = data;
@@ -58,7 +46,7 @@ static la_ssize_t read_hashed(struct archive *a, void *data, const void **ret)
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n < 0) {
-                        archive_set_error(a, errno, "read failed");
+                        r->la->set_error(a, errno, "read failed");
                         return -1;
                 }
                 sha256_update(&r->sha, (size_t)n, r->buf);
@@ -68,6 +56,7 @@ static la_ssize_t read_hashed(struct archive *a, void *data, const void **ret)
 }
 
 struct unpacker {
+        const struct archive_lib *la;
         int rootfd;
         const char *what;
         struct unpack_budget *b;
@@ -186,10 +175,11 @@ static unsigned bounded_id(la_int64_t id)
 
 static int set_owner(struct unpacker *u, int dirfd, const char *name, struct archive_entry *en)
 {
+        const struct archive_lib *la = u->la;
         if (!u->chown)
                 return 0;
-        if (fchownat(dirfd, name, bounded_id(archive_entry_uid(en)),
-                     bounded_id(archive_entry_gid(en)), AT_SYMLINK_NOFOLLOW) < 0)
+        if (fchownat(dirfd, name, bounded_id(la->entry_uid(en)),
+                     bounded_id(la->entry_gid(en)), AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         return 0;
 }
@@ -197,11 +187,12 @@ static int set_owner(struct unpacker *u, int dirfd, const char *name, struct arc
 static int write_data(struct unpacker *u, struct archive *a, int fd, int64_t entry_size,
                       const char *path)
 {
+        const struct archive_lib *la = u->la;
         const void *buf;
         size_t size;
         la_int64_t off;
         int r;
-        while ((r = archive_read_data_block(a, &buf, &size, &off)) == ARCHIVE_OK) {
+        while ((r = la->read_data_block(a, &buf, &size, &off)) == ARCHIVE_OK) {
                 /* a sparse map must stay within the size that was counted against the bound */
                 if (off < 0 || (uint64_t)off > (uint64_t)entry_size ||
                     size > (uint64_t)entry_size - (uint64_t)off)
@@ -221,30 +212,31 @@ static int write_data(struct unpacker *u, struct archive *a, int fd, int64_t ent
         }
         if (r != ARCHIVE_EOF)
                 return bad_entry(
-                    u, path, archive_error_string(a) ? archive_error_string(a) : "is truncated");
+                    u, path, la->error_string(a) ? la->error_string(a) : "is truncated");
         return 0;
 }
 
 static int unpack_file(struct unpacker *u, struct archive *a, struct archive_entry *en, int dirfd,
                        const char *name, const char *path)
 {
+        const struct archive_lib *la = u->la;
         _cleanup_close_ int fd =
             openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return sbx_internal(u->e, errno, "failed to create '%.200s' of %s", path, u->what);
-        int r = write_data(u, a, fd, archive_entry_size(en), path);
+        int r = write_data(u, a, fd, la->entry_size(en), path);
         if (r < 0)
                 return r;
         /* trailing holes of a sparse entry */
-        if (ftruncate(fd, archive_entry_size(en)) < 0)
+        if (ftruncate(fd, la->entry_size(en)) < 0)
                 return sbx_internal(u->e, errno, "failed to size '%.200s' of %s", path, u->what);
         if (u->chown &&
-            fchown(fd, bounded_id(archive_entry_uid(en)), bounded_id(archive_entry_gid(en))) < 0)
+            fchown(fd, bounded_id(la->entry_uid(en)), bounded_id(la->entry_gid(en))) < 0)
                 return sbx_internal(u->e, errno, "failed to chown '%.200s' of %s", path, u->what);
-        if (fchmod(fd, safe_mode(archive_entry_perm(en), false)) < 0)
+        if (fchmod(fd, safe_mode(la->entry_perm(en), false)) < 0)
                 return sbx_internal(u->e, errno, "failed to chmod '%.200s' of %s", path, u->what);
-        struct timespec ts[2] = {{.tv_sec = archive_entry_mtime(en)},
-                                 {.tv_sec = archive_entry_mtime(en)}};
+        struct timespec ts[2] = {{.tv_sec = la->entry_mtime(en)},
+                                 {.tv_sec = la->entry_mtime(en)}};
         (void)futimens(fd, ts);
         return 0;
 }
@@ -252,6 +244,7 @@ static int unpack_file(struct unpacker *u, struct archive *a, struct archive_ent
 static int unpack_dir(struct unpacker *u, struct archive_entry *en, int dirfd, const char *name,
                       const char *path)
 {
+        const struct archive_lib *la = u->la;
         struct stat st;
         if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode) &&
             clear_name(dirfd, name) < 0)
@@ -260,7 +253,7 @@ static int unpack_dir(struct unpacker *u, struct archive_entry *en, int dirfd, c
                 return sbx_internal(u->e, errno, "failed to create '%.200s' of %s", path, u->what);
         /* Without root's DAC override a 0555 directory (Fedora's /usr/bin) could not be
          * filled by the entries that follow it: a user's layers keep u+rwx on directories. */
-        mode_t mode = safe_mode(archive_entry_perm(en), true) | (u->chown ? 0 : 0700);
+        mode_t mode = safe_mode(la->entry_perm(en), true) | (u->chown ? 0 : 0700);
         if (fchmodat(dirfd, name, mode, 0) < 0 || set_owner(u, dirfd, name, en) < 0)
                 return sbx_internal(u->e, errno, "failed to set up '%.200s' of %s", path, u->what);
         return 0;
@@ -269,8 +262,9 @@ static int unpack_dir(struct unpacker *u, struct archive_entry *en, int dirfd, c
 static int unpack_hardlink(struct unpacker *u, struct archive_entry *en, int dirfd,
                            const char *name, const char *path)
 {
+        const struct archive_lib *la = u->la;
         char target[PATH_MAX];
-        if (unpack_clean_path(archive_entry_hardlink(en), target, sizeof(target)) < 0 || !target[0])
+        if (unpack_clean_path(la->entry_hardlink(en), target, sizeof(target)) < 0 || !target[0])
                 return bad_entry(u, path, "is a hard link outside the layer");
         char *slash = strrchr(target, '/');
         const char *tname = slash ? slash + 1 : target;
@@ -311,7 +305,8 @@ static int unpack_whiteout(struct unpacker *u, int dirfd, const char *name, cons
 
 static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_entry *en)
 {
-        const char *raw = archive_entry_pathname(en);
+        const struct archive_lib *la = u->la;
+        const char *raw = la->entry_pathname(en);
         if (!raw)
                 return bad_entry(u, "?", "has no name");
         char path[PATH_MAX];
@@ -325,7 +320,7 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
                 return sbx_fail(u->e, EXIT_FAILED, "limit", 0,
                                 "image too large: more than %u entries (the bound of one import)",
                                 IMAGE_MAX_ENTRIES);
-        int64_t size = archive_entry_size(en);
+        int64_t size = la->entry_size(en);
         if (size < 0 || (uint64_t)size > IMAGE_MAX_UNPACKED - u->b->bytes)
                 return sbx_fail(u->e, EXIT_FAILED, "limit", 0,
                                 "image too large: entry '%.200s' of %s would unpack beyond %llu "
@@ -333,12 +328,12 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
                                 path, u->what, (unsigned long long)(IMAGE_MAX_UNPACKED >> 30));
         u->b->bytes += (uint64_t)size;
 
-        mode_t type = archive_entry_filetype(en);
+        mode_t type = la->entry_filetype(en);
         if (!path[0]) { /* the layer's root itself */
                 if (type != AE_IFDIR)
                         return bad_entry(u, raw, "replaces the root with a non-directory");
                 if (fchmod(u->rootfd,
-                           safe_mode(archive_entry_perm(en), true) | (u->chown ? 0 : 0700)) < 0)
+                           safe_mode(la->entry_perm(en), true) | (u->chown ? 0 : 0700)) < 0)
                         return sbx_internal(u->e, errno, "failed to set up the root of %s",
                                             u->what);
                 return 0;
@@ -366,20 +361,20 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
         }
         if (clear_name(dirfd, name) < 0)
                 return sbx_internal(u->e, errno, "failed to replace '%.200s' of %s", path, u->what);
-        if (archive_entry_hardlink(en))
+        if (la->entry_hardlink(en))
                 return unpack_hardlink(u, en, dirfd, name, path);
         switch (type) {
         case AE_IFREG:
                 return unpack_file(u, a, en, dirfd, name, path);
         case AE_IFLNK:
                 /* stored as is: it is only ever resolved inside a session's own root */
-                if (!archive_entry_symlink(en) ||
-                    symlinkat(archive_entry_symlink(en), dirfd, name) < 0)
+                if (!la->entry_symlink(en) ||
+                    symlinkat(la->entry_symlink(en), dirfd, name) < 0)
                         return sbx_internal(u->e, errno, "failed to create '%.200s' of %s", path,
                                             u->what);
                 break;
         case AE_IFIFO:
-                if (mknodat(dirfd, name, S_IFIFO | safe_mode(archive_entry_perm(en), false), 0) < 0)
+                if (mknodat(dirfd, name, S_IFIFO | safe_mode(la->entry_perm(en), false), 0) < 0)
                         return sbx_internal(u->e, errno, "failed to create '%.200s' of %s", path,
                                             u->what);
                 break;
@@ -391,27 +386,25 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
         return 0;
 }
 
-static void archive_freep(struct archive **a)
-{
-        if (*a)
-                archive_read_free(*a);
-}
-
 int layer_unpack(int blobfd, int destfd, const char *what, const char *expect,
                  char got[static DIGEST_HEX_LEN + 1], struct unpack_budget *b, struct sbx_error *e)
 {
+        const struct archive_lib *la = archive_lib_load(e);
+        if (!la)
+                return -ENOSYS;
         _cleanup_free_ struct reader *rd = malloc(sizeof(*rd));
-        _cleanup_(archive_freep) struct archive *a = archive_read_new();
+        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(la);
         if (!rd || !a)
                 return sbx_internal(e, ENOMEM, "out of memory");
+        rd->la = la;
         rd->fd = blobfd;
         sha256_init(&rd->sha);
-        unpack_support_formats(a);
-        if (archive_read_open(a, rd, NULL, read_hashed, NULL) != ARCHIVE_OK)
+        if (la->read_open(a, rd, NULL, read_hashed, NULL) != ARCHIVE_OK)
                 return sbx_fail(e, EXIT_USAGE, "usage", 0,
                                 "invalid image: %s is not a tar archive (%s)", what,
-                                archive_error_string(a) ? archive_error_string(a) : "?");
-        struct unpacker u = {.rootfd = destfd,
+                                la->error_string(a) ? la->error_string(a) : "?");
+        struct unpacker u = {.la = la,
+                             .rootfd = destfd,
                              .what = what,
                              .b = b,
                              .e = e,
@@ -419,11 +412,11 @@ int layer_unpack(int blobfd, int destfd, const char *what, const char *expect,
                              .parentfd = -1};
         struct archive_entry *en;
         int r = 0, ar;
-        while (r == 0 && (ar = archive_read_next_header(a, &en)) != ARCHIVE_EOF) {
+        while (r == 0 && (ar = la->read_next_header(a, &en)) != ARCHIVE_EOF) {
                 if (ar != ARCHIVE_OK && ar != ARCHIVE_WARN) {
                         r = sbx_fail(e, EXIT_USAGE, "usage", 0, "invalid image: %s: %s", what,
-                                     archive_error_string(a) ? archive_error_string(a)
-                                                             : "unreadable archive");
+                                     la->error_string(a) ? la->error_string(a)
+                                                         : "unreadable archive");
                         break;
                 }
                 r = unpack_entry(&u, a, en);
