@@ -279,6 +279,11 @@ static unsigned wanted(const struct sbx_config *c)
                (c->cpus_milli ? CG_BIT(CG_CPU) : 0);
 }
 
+bool cgroup_limits_wanted(const struct sbx_config *c)
+{
+        return wanted(c) != 0;
+}
+
 static int missing(const struct cg_host *h, const struct sbx_config *c, enum cg_ctrl k,
                    struct sbx_error *e)
 {

@@ -58,6 +58,9 @@ struct cgroup_session {
  */
 int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e);
 
+/* Whether c asks for any limit (--memory, --pids, --cpus other than unlimited). */
+bool cgroup_limits_wanted(const struct sbx_config *c);
+
 /* Remove the parents of plan when they are empty (a create that failed before its session's
  * cgroups existed; rmdir never removes a cgroup that is in use). */
 void cgroup_plan_release(const struct cgroup_plan *plan);

@@ -469,8 +469,10 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         }
         fill_spec(rq, st, &f, env, &spec);
 
-        /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns */
-        pid_t b0 = fork();
+        /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns. B0
+         * lives only to fork B and send its pidfd, and we wait for exactly that: vfork spares
+         * copying our address space for it (B0 only makes raw syscalls and leaves by _exit). */
+        pid_t b0 = vfork();
         if (b0 < 0) {
                 r = sbx_internal(e, errno, "failed to start the command");
                 (void)cgroup_exec_finish(&cx);

@@ -106,7 +106,9 @@ pid_t fork_into_cgroup(int cgroup_fd, bool *placed)
                         return pid;
                 }
         }
-        return fork();
+        /* A raw clone as well, not fork(): B0 is a vfork child, which must not run glibc's
+         * fork handlers on the memory it shares with the client. */
+        return sys_clone_flags(0);
 }
 
 static int open_namespaces(const struct sbx_config *c, struct session_proc *p, struct sbx_error *e)

@@ -8,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../shared/buf.h"
 #include "../shared/macros.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
@@ -85,11 +86,10 @@ int64_t audit_now_ms(void)
 
 static void format_ms(int64_t unix_ms, char out[static 64])
 {
-        time_t sec = (time_t)(unix_ms / 1000);
-        struct tm tm;
-        gmtime_r(&sec, &tm);
-        snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-                 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int)(unix_ms % 1000));
+        struct utc_time u;
+        utc_from_unix(unix_ms / 1000, &u);
+        snprintf(out, 64, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", (int)u.year, u.month, u.day,
+                 u.hour, u.minute, u.second, (int)(unix_ms % 1000));
 }
 
 void audit_begin(struct buf *b, const char *session_id, const char *event)

@@ -150,10 +150,36 @@ int json_string(struct buf *b, const char *s, size_t n)
         return r < 0 ? r : buf_append(b, "\"", 1);
 }
 
+/*
+ * The civil date of a day count since 1970-01-01 (H. Hinnant's days-to-civil, proleptic
+ * Gregorian). Not gmtime_r: its first call in a process loads the time zone (/etc/localtime,
+ * seven syscalls), which every exec paid for its audit record's timestamp.
+ */
+void utc_from_unix(int64_t unix_sec, struct utc_time *out)
+{
+        int64_t days = unix_sec / 86400, rem = unix_sec % 86400;
+        if (rem < 0) {
+                rem += 86400;
+                days--;
+        }
+        int64_t z = days + 719468;
+        int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+        int64_t doe = z - era * 146097;                                      /* [0, 146096] */
+        int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365; /* [0, 399] */
+        int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);               /* [0, 365] */
+        int64_t mp = (5 * doy + 2) / 153;                                    /* [0, 11] */
+        out->day = (int)(doy - (153 * mp + 2) / 5 + 1);
+        out->month = (int)(mp < 10 ? mp + 3 : mp - 9);
+        out->year = yoe + era * 400 + (out->month <= 2);
+        out->hour = (int)(rem / 3600);
+        out->minute = (int)(rem / 60 % 60);
+        out->second = (int)(rem % 60);
+}
+
 void format_rfc3339(int64_t unix_sec, char out[static 21])
 {
-        time_t t = (time_t)unix_sec;
-        struct tm tm;
-        gmtime_r(&t, &tm);
-        strftime(out, 21, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        struct utc_time u;
+        utc_from_unix(unix_sec, &u);
+        snprintf(out, 21, "%04d-%02d-%02dT%02d:%02d:%02dZ", (int)u.year, u.month, u.day, u.hour,
+                 u.minute, u.second);
 }

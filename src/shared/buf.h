@@ -39,5 +39,13 @@ static inline int json_cstr(struct buf *b, const char *s)
 /* Length of the longest prefix of s[0..n) that is valid UTF-8 (for text detection). */
 size_t utf8_valid_prefix(const char *s, size_t n);
 
-/* Format a UTC time as RFC 3339 ("2026-11-21T02:32:39Z") into out (>= 21 bytes). */
+/* A UTC calendar time; year is the full year (1970, not 70). */
+struct utc_time {
+        int64_t year;
+        int month, day, hour, minute, second;
+};
+void utc_from_unix(int64_t unix_sec, struct utc_time *out);
+
+/* Format a UTC time as RFC 3339 ("2026-11-21T02:32:39Z") into out (>= 21 bytes; years
+ * 0-9999). */
 void format_rfc3339(int64_t unix_sec, char out[static 21]);
