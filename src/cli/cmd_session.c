@@ -95,7 +95,7 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
                  (unsigned long long)(ttl_arg ? ttl : st.ttl_sec));
         if (ask(sessfd, req, reply, sizeof(reply), &cli->err) < 0) {
                 if (cli->err.exit_code == EXIT_NO_SESSION)
-                        runtime_reap_stale(rtfd);
+                        runtime_reap_stale(rtfd, 0);
                 return cli_finish_error(cli, "connect");
         }
         long long expires;
@@ -151,7 +151,7 @@ static int destroy_one(int rtfd, const char *arg, bool force, struct sbx_error *
                 return sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
                                 "session '%s' does not answer: use --force", arg);
         }
-        runtime_reap_stale(rtfd);
+        runtime_reap_stale(rtfd, 0);
         return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                     "no such session '%s' (it had already ended)", arg);
 }
@@ -203,7 +203,7 @@ int cmd_list(struct cli *cli, int argc, char **argv)
         _cleanup_close_ int rtfd = -1;
         if (runtime_open(&rtfd, &cli->err) < 0)
                 return cli_finish_error(cli, "list");
-        runtime_reap_stale(rtfd);
+        runtime_reap_stale(rtfd, 0);
 
         _cleanup_buf_ struct buf b = {0};
         /* a fresh open: a dup would share the offset the stale reaper left at the end */

@@ -514,7 +514,7 @@ void cgroup_remove_recorded(const struct session_state *st)
 
 #define SWEEP_MIN_AGE_SEC 60
 
-static void sweep_parent(const char *own, bool v2)
+static void sweep_parent(const char *own, bool v2, size_t max_checks)
 {
         char parent[PATH_MAX];
         if (cg_path(parent, sizeof(parent), own, "sbx") < 0)
@@ -522,41 +522,39 @@ static void sweep_parent(const char *own, bool v2)
         _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (pfd < 0)
                 return;
-        _cleanup_close_ int lfd = dup(pfd);
-        _cleanup_closedir_ DIR *d = lfd >= 0 ? fdopendir(TAKE_FD(lfd)) : NULL;
-        struct dirent *de;
+        size_t n;
+        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(pfd, &n);
         int64_t now = now_realtime_sec();
-        while (d && (de = readdir(d))) {
+        for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++) {
                 struct stat st;
-                if (!session_id_valid(de->d_name) ||
-                    fstatat(pfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
-                    !S_ISDIR(st.st_mode) || st.st_mtime > now - SWEEP_MIN_AGE_SEC)
+                if (fstatat(pfd, ids[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+                    st.st_mtime > now - SWEEP_MIN_AGE_SEC)
                         continue;
                 if (v2) {
                         /* the init leaf holds the init for the session's whole life */
                         _cleanup_close_ int sfd = openat(
-                            pfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                            pfd, ids[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
                         if (sfd < 0 || (unlinkat(sfd, "init", AT_REMOVEDIR) < 0 && errno != ENOENT))
                                 continue;
-                        (void)cg_v2_remove(pfd, de->d_name);
+                        (void)cg_v2_remove(pfd, ids[i]);
                 } else
-                        (void)unlinkat(pfd, de->d_name, AT_REMOVEDIR);
+                        (void)unlinkat(pfd, ids[i], AT_REMOVEDIR);
         }
         cg_remove_parent(pfd);
 }
 
-void cgroup_sweep(void)
+void cgroup_sweep(size_t max_checks)
 {
         struct cg_host h;
         if (cg_host_probe(&h) < 0)
                 return;
         if (h.v2_own[0])
-                sweep_parent(h.v2_own, true);
+                sweep_parent(h.v2_own, true, max_checks);
         for (int k = 0; k < CG_NCTRL; k++) {
                 bool dup = false;
                 for (int j = 0; j < k; j++)
                         dup |= strcmp(h.v1_own[j], h.v1_own[k]) == 0;
                 if (h.v1_own[k][0] && !dup)
-                        sweep_parent(h.v1_own[k], false);
+                        sweep_parent(h.v1_own[k], false, max_checks);
         }
 }

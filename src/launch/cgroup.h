@@ -88,8 +88,9 @@ void cgroup_remove_recorded(const struct session_state *st);
  * nothing left to record it (its supervisor and runtime dir were removed by force, or `run`
  * was SIGKILLed): those older than a minute with no process in them (v2: an empty "init"
  * leaf; v1: rmdir succeeds only when empty). A live session always has its init inside.
+ * max_checks: look at no more than that many per parent, from a random one (0: all).
  */
-void cgroup_sweep(void);
+void cgroup_sweep(size_t max_checks);
 
 /*
  * One exec's share of the session's cgroups (client side). B and C enter by migration, which

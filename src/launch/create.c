@@ -51,7 +51,7 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
         int r = runtime_open(&rtfd, e);
         if (r < 0)
                 return r;
-        runtime_reap_stale(rtfd);
+        runtime_reap_stale(rtfd, RUNTIME_CREATE_CHECKS);
         /* Before the supervisor exists: it starts in the cgroup this process ends up in. */
         struct cgroup_plan plan;
         if ((r = cgroup_prepare(c, &plan, e)) < 0)

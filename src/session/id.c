@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "id.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -51,4 +55,42 @@ bool session_name_valid(const char *s)
                         return false;
         /* a name must never be mistaken for an id when resolving "ID or name" */
         return !session_id_valid(s);
+}
+
+char (*session_ids_in_dir(int dirfd, size_t *ret_n))[SESSION_ID_LEN + 1]
+{
+        *ret_n = 0;
+        int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_closedir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        if (!d) {
+                if (dfd >= 0)
+                        close(dfd);
+                return NULL;
+        }
+        char(*ids)[SESSION_ID_LEN + 1] = NULL;
+        size_t n = 0, cap = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (!session_id_valid(de->d_name))
+                        continue;
+                if (n == cap) {
+                        void *grown = reallocarray(ids, cap ? 2 * cap : 64, sizeof(*ids));
+                        if (!grown)
+                                break; /* the ones read so far */
+                        ids = grown;
+                        cap = cap ? 2 * cap : 64;
+                }
+                memcpy(ids[n++], de->d_name, SESSION_ID_LEN + 1);
+        }
+        uint32_t rnd = 0;
+        char(*rot)[SESSION_ID_LEN + 1] = n > 1 ? calloc(n, sizeof(*ids)) : NULL;
+        if (rot && getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) == (ssize_t)sizeof(rnd)) {
+                for (size_t i = 0; i < n; i++)
+                        memcpy(rot[i], ids[(rnd % n + i) % n], sizeof(*ids));
+                free(ids);
+                ids = TAKE_PTR(rot);
+        }
+        free(rot);
+        *ret_n = n;
+        return ids;
 }

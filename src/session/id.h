@@ -3,6 +3,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #define SESSION_ID_LEN 19 /* "sb_" + 16 */
 
@@ -12,3 +13,10 @@ int session_id_generate(char out[static SESSION_ID_LEN + 1]);
 bool session_id_valid(const char *s);
 /* [a-z0-9][a-z0-9_.-]{0,62}, and not something that looks like an id. */
 bool session_name_valid(const char *s);
+
+/*
+ * The session ids among the entries of the directory dirfd (not consumed), in a fresh array
+ * of *ret_n, rotated to start at a random one: a caller that looks at only the first k of
+ * them sees a different k each time. NULL with *ret_n = 0 when there are none.
+ */
+char (*session_ids_in_dir(int dirfd, size_t *ret_n))[SESSION_ID_LEN + 1];

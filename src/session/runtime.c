@@ -214,39 +214,37 @@ static void note_crash(int sfd, const struct session_state *dead)
         audit_end(fd, dead->id, "crashed", "the session's supervisor died");
 }
 
-void runtime_reap_stale(int rtfd)
+/* Check one entry; remove it when its supervisor is gone. */
+static void reap_if_stale(int rtfd, const char *id)
 {
-        _cleanup_close_ int dfd = openat(rtfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (dfd < 0)
+        _cleanup_close_ int sfd = runtime_open_session(rtfd, id);
+        if (sfd < 0)
                 return;
-        _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(dfd));
-        if (!d)
-                return;
-        struct dirent *de;
-        while ((de = readdir(d))) {
-                if (!session_id_valid(de->d_name))
-                        continue;
-                _cleanup_close_ int sfd = runtime_open_session(rtfd, de->d_name);
-                if (sfd < 0)
-                        continue;
-                _cleanup_close_ int lk = runtime_try_lock(sfd);
-                if (lk == -EWOULDBLOCK)
-                        continue; /* alive */
-                if (lk == -ENOENT) {
-                        /* No lock file: a create that died before making it, or one that
-                         * is making it right now. Only entries older than a minute go. */
-                        struct stat st;
-                        if (fstat(sfd, &st) < 0 || st.st_mtime > now_realtime_sec() - 60)
-                                continue;
-                }
-                /* The dead session's cgroups, as its supervisor recorded them. */
-                _cleanup_state_ struct session_state dead = {0};
-                if (session_state_read(sfd, &dead) == 0) {
-                        cgroup_remove_recorded(&dead);
-                        note_crash(sfd, &dead);
-                }
-                runtime_remove_session(rtfd, de->d_name);
+        _cleanup_close_ int lk = runtime_try_lock(sfd);
+        if (lk == -EWOULDBLOCK)
+                return; /* alive */
+        if (lk == -ENOENT) {
+                /* No lock file: a create that died before making it, or one that is making it
+                 * right now. Only entries older than a minute go. */
+                struct stat st;
+                if (fstat(sfd, &st) < 0 || st.st_mtime > now_realtime_sec() - 60)
+                        return;
         }
+        /* The dead session's cgroups, as its supervisor recorded them. */
+        _cleanup_state_ struct session_state dead = {0};
+        if (session_state_read(sfd, &dead) == 0) {
+                cgroup_remove_recorded(&dead);
+                note_crash(sfd, &dead);
+        }
+        runtime_remove_session(rtfd, id);
+}
+
+void runtime_reap_stale(int rtfd, size_t max_checks)
+{
+        size_t n;
+        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(rtfd, &n);
+        for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++)
+                reap_if_stale(rtfd, ids[i]);
         reap_stale_names(rtfd);
-        cgroup_sweep();
+        cgroup_sweep(max_checks);
 }

@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <stddef.h>
+
 #include <stdbool.h>
 
 #include "../shared/error.h"
@@ -44,7 +46,11 @@ void runtime_name_release(int rtfd, const char *name, const char *id);
 void runtime_remove_session(int rtfd, const char *id);
 
 /*
- * Remove every session whose supervisor is gone (lock free) and every dangling name link.
- * Called by list and create. Never touches a live session.
+ * Remove every session whose supervisor is gone (lock free) and every dangling name link, and
+ * sweep unrecorded session cgroups (cgroup_sweep). Never touches a live session. max_checks
+ * bounds the sessions (and the cgroups of each parent) looked at, from a random start: create
+ * passes RUNTIME_CREATE_CHECKS so that making the 500th session costs what the 5th does; with
+ * fewer entries than that it is the full sweep. 0: every one (list, destroy, connect).
  */
-void runtime_reap_stale(int rtfd);
+#define RUNTIME_CREATE_CHECKS 64
+void runtime_reap_stale(int rtfd, size_t max_checks);

@@ -2,6 +2,7 @@
 /* Session ids, names, state files and environments: the pure logic under src/session/. */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -197,9 +198,48 @@ static void test_env(void)
                 CHECK(strncmp(*p, "SBX_UNIT_SECRET", 15) != 0);
 }
 
+/* session_ids_in_dir: every id once, nothing else, in some rotation of the directory order */
+static void test_ids_in_dir(void)
+{
+        char tmpl[] = "/tmp/sbx-unit-ids.XXXXXX";
+        CHECK(mkdtemp(tmpl) != NULL);
+        int dfd = open(tmpl, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        CHECK(dfd >= 0);
+        static const char *const ids[] = {"sb_0000000000000001", "sb_00000000000000aa",
+                                          "sb_ffffffffffffffff", "sb_0123456789abcdef",
+                                          "sb_fedcba9876543210"};
+        static const char *const junk[] = {"names", "sb_short", "sb_0000000000000001x", ".hidden"};
+        for (size_t i = 0; i < 5; i++)
+                CHECK(mkdirat(dfd, ids[i], 0700) == 0);
+        for (size_t i = 0; i < 4; i++)
+                CHECK(mkdirat(dfd, junk[i], 0700) == 0);
+        for (int round = 0; round < 20; round++) {
+                size_t n;
+                char(*got)[SESSION_ID_LEN + 1] = session_ids_in_dir(dfd, &n);
+                CHECK(n == 5 && got != NULL);
+                int seen = 0;
+                for (size_t i = 0; got && i < n; i++)
+                        for (size_t k = 0; k < 5; k++)
+                                if (strcmp(got[i], ids[k]) == 0)
+                                        seen |= 1 << k;
+                CHECK(seen == 0x1f);
+                free(got);
+        }
+        for (size_t i = 0; i < 5; i++)
+                (void)unlinkat(dfd, ids[i], AT_REMOVEDIR);
+        for (size_t i = 0; i < 4; i++)
+                (void)unlinkat(dfd, junk[i], AT_REMOVEDIR);
+        close(dfd);
+        (void)rmdir(tmpl);
+        /* a directory without ids (the test's cwd): none */
+        size_t n = 1;
+        CHECK(session_ids_in_dir(AT_FDCWD, &n) == NULL || n == 0);
+}
+
 int main(void)
 {
         test_ids();
+        test_ids_in_dir();
         test_names();
         test_state_roundtrip();
         test_state_rejects();
