@@ -118,6 +118,34 @@ static void reader_add_byte(struct reader *rd, unsigned char c)
         }
 }
 
+/*
+ * A run of content bytes of one line in the window. ASCII runs that fit the row are appended
+ * whole (a 1 MB read was 16 million per-byte appends: 3.9x `cat -n`); anything else, and the
+ * byte where a row is full, goes through reader_add_byte.
+ */
+static void reader_add_span(struct reader *rd, const unsigned char *s, size_t len)
+{
+        while (len > 0 && !rd->printing_done) {
+                size_t room = rd->cont == 0 ? OPS_READ_ROW_CHARS - rd->chars : 0, run = 0;
+                while (run < len && run < room && s[run] < 0x80)
+                        run++;
+                if (run == 0) {
+                        reader_add_byte(rd, *s);
+                        s++;
+                        len--;
+                        continue;
+                }
+                if (buf_append(&rd->row, s, run) < 0) {
+                        rd->error = -ENOMEM;
+                        rd->printing_done = true;
+                        return;
+                }
+                rd->chars += (unsigned)run;
+                s += run;
+                len -= run;
+        }
+}
+
 /* Index of the first '\n' or '\r' in p[i..n), or n. cr caches the next '\r' (or NULL). */
 static size_t next_eol(const char *p, size_t i, size_t n, const char **cr)
 {
@@ -147,15 +175,16 @@ static bool reader_feed(struct reader *rd, const char *p, size_t n)
                         }
                 }
                 if (reader_in_window(rd)) {
-                        unsigned char c = (unsigned char)p[i++];
                         rd->entered = true;
-                        if (c == '\n' || c == '\r') {
-                                rd->pending_cr = c == '\r';
-                                reader_end_line(rd, true);
-                        } else {
+                        size_t j = next_eol(p, i, n, &cr);
+                        if (j > i) {
                                 rd->line_has_bytes = true;
-                                reader_add_byte(rd, c);
+                                reader_add_span(rd, (const unsigned char *)p + i, j - i);
+                                i = j;
+                                continue; /* the line end, if any, as the window allows */
                         }
+                        rd->pending_cr = p[i++] == '\r';
+                        reader_end_line(rd, true);
                         continue;
                 }
                 if (reader_satisfied(rd))
