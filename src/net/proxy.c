@@ -3,7 +3,8 @@
  * The proxy process's event loop: one epoll loop of non-blocking connection state machines.
  * Every connection has two bounded buffers, a deadline per state and a slot in a fixed table;
  * names are resolved off the loop (net/resolve.c) and connections are made non-blocking, so
- * no client, however slow or hostile, holds up another one.
+ * no client, however slow or hostile, holds up another one. The bytes in flight are
+ * net/relay.c's; refusing the host's own addresses is net/hostaddr.c's.
  *
  *   HEAD -> (name) RESOLVE -> CONNECT -> RELAY -> closed
  *        -> (literal IP)      CONNECT
@@ -11,7 +12,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ifaddrs.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
@@ -30,12 +30,9 @@
 #include "../shared/util.h"
 #include "budget.h"
 #include "http.h"
-#include "proxy.h"
+#include "proxy-internal.h"
 #include "resolve.h"
 
-#define BUF_SIZE (64 * 1024)   /* a request head and an error reply; relaying without a pipe */
-#define PIPE_SIZE (256 * 1024) /* relaying: per direction (64 KiB for 100 MB/s less)      */
-#define MAX_ADDRS 8
 #define MAX_RESOLVERS 16
 /* Deadlines (ms) of each state, counted from the connection's last progress (the head:
  * from the connection's start). */
@@ -44,76 +41,12 @@
 #define CONNECT_TIMEOUT_MS 15000
 #define RELAY_IDLE_MS 300000
 #define REPLY_TIMEOUT_MS 10000
-/* The host's own addresses are read again when older than this. */
-#define LOCAL_ADDRS_MS 1000
-#define MAX_LOCAL_ADDRS 256
 /* accept4 out of fds or memory: the listening socket rests this long (or until a
  * connection closes) instead of waking a level-triggered loop again and again. */
 #define ACCEPT_PAUSE_MS 100
 
-static size_t min_size(size_t a, size_t b)
-{
-        return a < b ? a : b;
-}
-
 enum { TAG_LISTEN, TAG_RESOLVER, TAG_TIMER, TAG_STOP };
 enum { SIDE_CLIENT, SIDE_UPSTREAM };
-enum conn_state { CS_FREE, CS_HEAD, CS_RESOLVE, CS_CONNECT, CS_RELAY, CS_REPLY };
-
-/*
- * One direction's bytes in flight, at most BUF_SIZE of them. Until the connection relays, a
- * buffer in memory (the request head, an error reply); while it relays, a pipe that
- * splice(2) moves the bytes through without copying them into the proxy.
- */
-struct pbuf {
-        char *data; /* memory mode: BUF_SIZE bytes */
-        size_t start, end;
-        int pipe[2];   /* relay mode: read and write ends; -1 in memory mode */
-        size_t queued; /* relay mode: bytes in the pipe */
-        bool full;     /* relay mode: the pipe took nothing more, until it is drained */
-};
-#define PBUF_INIT                                                                                  \
-        {                                                                                          \
-                .pipe = { -1, -1 }                                                                 \
-        }
-
-struct conn {
-        enum conn_state state;
-        uint32_t gen; /* never 0: epoll tags of 0 are the loop's own fds */
-        int cfd, ufd;
-        uint32_t cmask, umask; /* events registered; 0 = not in the epoll set */
-        struct pbuf up, down;  /* client -> upstream, upstream -> client */
-        bool c_eof, u_eof, c_shut, u_shut;
-        bool resolve_queued;
-        bool c_done;       /* forward: the one request was read; the client is read no more */
-        int64_t body_left; /* forward: body bytes still to read from the client; -1: CONNECT */
-        struct http_request req;
-        char host[256]; /* normalized */
-        struct net_addr addrs[MAX_ADDRS];
-        size_t n_addrs, next_addr;
-        char addr_text[64]; /* the address connected to (or refused) */
-        uint64_t start_ms, last_ms;
-        uint64_t bytes_out, bytes_in; /* sandbox -> destination, destination -> sandbox */
-        const char *verdict;          /* NULL until the request was judged */
-        char reason[160];
-};
-
-struct proxy {
-        int epfd, listen_fd, resolve_rd, resolve_wr, timer_fd, audit_fd, stop_fd;
-        const char *session_id;
-        const struct allow_list *allow;
-        size_t resolving; /* lookups running */
-        struct conn conns[PROXY_MAX_CONNS];
-        uint32_t next_gen;
-        /* the host's own addresses (getifaddrs), read at local_ms */
-        struct net_addr local[MAX_LOCAL_ADDRS];
-        size_t n_local;
-        uint64_t local_ms;
-        bool local_valid;
-        struct net_budget budget; /* of the "net" records (net/budget.h) */
-        bool accept_paused;
-        uint64_t accept_resume_ms;
-};
 
 static uint64_t tag_of(const struct proxy *px, const struct conn *c, int side)
 {
@@ -134,54 +67,6 @@ static void set_mask(struct proxy *px, struct conn *c, int side, uint32_t want)
         *have = want;
 }
 
-static bool has_data(const struct pbuf *b)
-{
-        return b->pipe[0] >= 0 ? b->queued > 0 : b->data && b->end > b->start;
-}
-
-static bool has_room(const struct pbuf *b)
-{
-        return b->pipe[0] >= 0 ? !b->full : b->data && b->end < BUF_SIZE;
-}
-
-static void pbuf_free(struct pbuf *b)
-{
-        free(b->data);
-        closep(&b->pipe[0]);
-        closep(&b->pipe[1]);
-        *b = (struct pbuf)PBUF_INIT;
-}
-
-/*
- * Memory mode to relay mode: what is buffered goes into a new pipe first. The pipe's pages
- * count against a per-user limit (fs.pipe-user-pages-soft) that every proxy of the same uid
- * shares; past it the kernel makes small pipes and refuses to grow them. A pipe that cannot
- * take what is buffered is dropped: the connection then relays through its memory buffer,
- * slower but the same.
- */
-static void pbuf_try_pipe(struct pbuf *b)
-{
-        int p[2];
-        if (pipe2(p, O_NONBLOCK | O_CLOEXEC) < 0)
-                return;
-        (void)fcntl(p[1], F_SETPIPE_SZ, PIPE_SIZE);
-        size_t n = b->end - b->start;
-        int cap = fcntl(p[1], F_GETPIPE_SZ);
-        /* n <= capacity of an empty pipe: the write takes all of it */
-        if (cap < 0 || (size_t)cap < n ||
-            (n > 0 && write(p[1], b->data + b->start, n) != (ssize_t)n)) {
-                close(p[0]);
-                close(p[1]);
-                return;
-        }
-        b->pipe[0] = p[0];
-        b->pipe[1] = p[1];
-        b->queued = n;
-        free(b->data);
-        b->data = NULL;
-        b->start = b->end = 0;
-}
-
 static void update_events(struct proxy *px, struct conn *c)
 {
         uint32_t cw = 0, uw = 0;
@@ -193,13 +78,13 @@ static void update_events(struct proxy *px, struct conn *c)
                 uw = EPOLLOUT;
                 break;
         case CS_RELAY:
-                if (!c->c_eof && !c->c_done && has_room(&c->up))
+                if (!c->c_eof && !c->c_done && pbuf_has_room(&c->up))
                         cw |= EPOLLIN;
-                if (has_data(&c->down))
+                if (pbuf_has_data(&c->down))
                         cw |= EPOLLOUT;
-                if (!c->u_eof && has_room(&c->down))
+                if (!c->u_eof && pbuf_has_room(&c->down))
                         uw |= EPOLLIN;
-                if (has_data(&c->up))
+                if (pbuf_has_data(&c->up))
                         uw |= EPOLLOUT;
                 break;
         case CS_REPLY:
@@ -314,7 +199,7 @@ static void set_reason(struct conn *c, const char *body)
         c->reason[n] = '\0';
 }
 
-static void deny(struct proxy *px, struct conn *c, const char *body)
+void deny(struct proxy *px, struct conn *c, const char *body)
 {
         c->verdict = "denied";
         set_reason(c, body);
@@ -328,23 +213,6 @@ static void fail(struct proxy *px, struct conn *c, int status, const char *reaso
         if (c->host[0])
                 set_reason(c, body);
         reply(px, c, status, reason, body);
-}
-
-static void deny_host_address(struct proxy *px, struct conn *c, const struct net_addr *a);
-
-/* Did the kernel route the connection to this host itself (its local address is its peer's)?
- * Catches an address of the host that the check before connecting did not know of yet. */
-static bool routed_to_self(const struct conn *c, struct net_addr *ret_peer)
-{
-        struct sockaddr_storage local, peer;
-        socklen_t llen = sizeof(local), plen = sizeof(peer);
-        struct net_addr l, p;
-        if (getsockname(c->ufd, (struct sockaddr *)&local, &llen) < 0 ||
-            getpeername(c->ufd, (struct sockaddr *)&peer, &plen) < 0 ||
-            !net_addr_from_sockaddr(&local, &l) || !net_addr_from_sockaddr(&peer, &p))
-                return false;
-        *ret_peer = p;
-        return l.family == p.family && memcmp(l.a, p.a, sizeof(l.a)) == 0;
 }
 
 static void connected(struct proxy *px, struct conn *c)
@@ -392,7 +260,7 @@ static socklen_t sockaddr_of(const struct net_addr *a, uint16_t port, struct soc
 
 /* Connect to the next checked address: exactly the addresses that passed the allow list,
  * never a name resolved again (DNS rebinding). */
-static void connect_next(struct proxy *px, struct conn *c, int last_err)
+void connect_next(struct proxy *px, struct conn *c, int last_err)
 {
         while (c->next_addr < c->n_addrs) {
                 const struct net_addr *a = &c->addrs[c->next_addr++];
@@ -424,7 +292,7 @@ static void connect_next(struct proxy *px, struct conn *c, int last_err)
         fail(px, c, 502, "Bad Gateway", body);
 }
 
-static void deny_name(struct proxy *px, struct conn *c)
+void deny_name(struct proxy *px, struct conn *c)
 {
         char body[1400];
         snprintf(body, sizeof(body),
@@ -433,93 +301,6 @@ static void deny_name(struct proxy *px, struct conn *c)
                  "--allow-host %s%s%s:%u (this port only).\n",
                  c->host, c->req.port, c->host, strchr(c->host, ':') ? "[" : "", c->host,
                  strchr(c->host, ':') ? "]" : "", c->req.port);
-        deny(px, c, body);
-}
-
-/* The host's own addresses, read again when older than LOCAL_ADDRS_MS. */
-static void local_addrs_refresh(struct proxy *px)
-{
-        uint64_t now = now_monotonic_ms();
-        if (px->local_valid && now - px->local_ms < LOCAL_ADDRS_MS)
-                return;
-        struct ifaddrs *ifa = NULL;
-        if (getifaddrs(&ifa) < 0) {
-                px->local_valid = false; /* every address counts as the host's until it works */
-                return;
-        }
-        px->n_local = 0;
-        for (struct ifaddrs *i = ifa; i && px->n_local < MAX_LOCAL_ADDRS; i = i->ifa_next)
-                if (i->ifa_addr && net_addr_from_sockaddr(i->ifa_addr, &px->local[px->n_local]))
-                        px->n_local++;
-        freeifaddrs(ifa);
-        px->local_ms = now;
-        px->local_valid = true;
-}
-
-static bool is_host_address(const struct proxy *px, const struct net_addr *a)
-{
-        if (!px->local_valid)
-                return true;
-        for (size_t i = 0; i < px->n_local; i++)
-                if (px->local[i].family == a->family &&
-                    memcmp(px->local[i].a, a->a, sizeof(a->a)) == 0)
-                        return true;
-        return false;
-}
-
-static void deny_host_address(struct proxy *px, struct conn *c, const struct net_addr *a)
-{
-        char addr[64], body[1400];
-        net_addr_format(a, addr, sizeof(addr));
-        snprintf(c->addr_text, sizeof(c->addr_text), "%s", addr);
-        snprintf(
-            body, sizeof(body),
-            "sbx: '%s' is %s, an address of this host, which a session reaches only when "
-            "it is allowed literally.\nTo allow it, create the session with --allow-host %s.\n",
-            c->host, addr, addr);
-        deny(px, c, body);
-}
-
-/* Keep the addresses the allow list accepts; deny naming the first refused one if none. */
-static void check_addresses(struct proxy *px, struct conn *c, const struct net_addr *cand, size_t n,
-                            bool named)
-{
-        c->n_addrs = c->next_addr = 0;
-        const struct net_addr *refused = NULL, *host_refused = NULL;
-        local_addrs_refresh(px);
-        for (size_t i = 0; i < n && c->n_addrs < MAX_ADDRS; i++) {
-                if (!allow_address(px->allow, &cand[i], c->req.port, named)) {
-                        if (!refused)
-                                refused = &cand[i];
-                } else if (is_host_address(px, &cand[i]) &&
-                           !allow_address_literal(px->allow, &cand[i], c->req.port)) {
-                        if (!host_refused)
-                                host_refused = &cand[i];
-                } else {
-                        c->addrs[c->n_addrs++] = cand[i];
-                }
-        }
-        if (c->n_addrs > 0) {
-                connect_next(px, c, ECONNREFUSED);
-                return;
-        }
-        if (host_refused) {
-                deny_host_address(px, c, host_refused);
-                return;
-        }
-        if (!named) {
-                deny_name(px, c);
-                return;
-        }
-        const char *what = "an address";
-        (void)net_addr_special(refused, &what, NULL);
-        char addr[64], body[1400];
-        net_addr_format(refused, addr, sizeof(addr));
-        snprintf(c->addr_text, sizeof(c->addr_text), "%s", addr);
-        snprintf(body, sizeof(body),
-                 "sbx: '%s' resolves to %s, %s, which a session reaches only when it is "
-                 "allowed literally.\nTo allow it, create the session with --allow-host %s.\n",
-                 c->host, addr, what, addr);
         deny(px, c, body);
 }
 
@@ -634,144 +415,29 @@ static void on_head(struct proxy *px, struct conn *c)
         judge(px, c);
 }
 
-/* Read at most max bytes from fd into b; 1 progress, 0 EOF, -EAGAIN nothing now, other
- * -errno an error. count (may be NULL) grows by the bytes read. */
-static int fill(int fd, struct pbuf *b, size_t max, uint64_t *count)
+/* What the loop does after a socket's events were served. */
+static void conn_after_io(struct proxy *px, struct conn *c, enum relay_step next)
 {
-        ssize_t n;
-        if (max == 0)
-                return -EAGAIN;
-        if (b->pipe[0] >= 0) {
-                n = RETRY_EINTR(splice(fd, NULL, b->pipe[1], NULL, min_size(max, PIPE_SIZE),
-                                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK));
-                /* EAGAIN with bytes queued may be a full pipe: wait for a drain (a spurious
-                 * wake-up costs nothing, a full pipe would spin the loop) */
-                if (n < 0 && errno == EAGAIN && b->queued > 0)
-                        b->full = true;
-        } else {
-                n = RETRY_EINTR(recv(fd, b->data + b->end, min_size(max, BUF_SIZE - b->end), 0));
+        switch (next) {
+        case RELAY_HEAD:
+                on_head(px, c);
+                break;
+        case RELAY_CLOSE:
+                conn_close(px, c);
+                break;
+        case RELAY_MORE:
+                update_events(px, c);
+                break;
         }
-        if (n < 0)
-                return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-        if (b->pipe[0] >= 0)
-                b->queued += (size_t)n;
-        else
-                b->end += (size_t)n;
-        if (count)
-                *count += (uint64_t)n;
-        return n > 0 ? 1 : 0;
-}
-
-/* Write from b to fd; 1 progress, -EAGAIN nothing now, other -errno an error. */
-static int drain(int fd, struct pbuf *b, uint64_t *count)
-{
-        ssize_t n;
-        if (b->pipe[0] >= 0)
-                n = RETRY_EINTR(splice(b->pipe[0], NULL, fd, NULL, b->queued,
-                                       SPLICE_F_MOVE | SPLICE_F_NONBLOCK));
-        else
-                n = RETRY_EINTR(send(fd, b->data + b->start, b->end - b->start, MSG_NOSIGNAL));
-        if (n < 0)
-                return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
-        if (count)
-                *count += (uint64_t)n;
-        if (b->pipe[0] >= 0) {
-                b->queued -= (size_t)n;
-                b->full = false;
-                return 1;
-        }
-        b->start += (size_t)n;
-        if (b->start == b->end)
-                b->start = b->end = 0;
-        else if (b->start > BUF_SIZE / 2) { /* keep room to read into */
-                memmove(b->data, b->data + b->start, b->end - b->start);
-                b->end -= b->start;
-                b->start = 0;
-        }
-        return 1;
-}
-
-/* Half-closes follow the data: a side's EOF reaches the other side once its buffer is
- * drained. The connection ends when both directions have. */
-static bool relay_finish(struct conn *c)
-{
-        /* a forwarded request is one response with Connection: close: done when it is */
-        if (!c->req.connect && c->u_eof && !has_data(&c->down))
-                return true;
-        if (c->c_eof && !has_data(&c->up) && !c->u_shut) {
-                (void)shutdown(c->ufd, SHUT_WR);
-                c->u_shut = true;
-        }
-        if (c->u_eof && !has_data(&c->down) && !c->c_shut) {
-                (void)shutdown(c->cfd, SHUT_WR);
-                c->c_shut = true;
-        }
-        return c->u_shut && c->c_shut;
 }
 
 static void client_event(struct proxy *px, struct conn *c, uint32_t ev)
 {
-        int r;
-        if (c->cmask & EPOLLIN && ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                /* the head: no more than HTTP_HEAD_MAX, so that a body sent with it leaves
-                 * room for the rewritten head; a forwarded body: its Content-Length */
-                size_t max = c->state == CS_HEAD
-                                 ? HTTP_HEAD_MAX - min_size(c->up.end, HTTP_HEAD_MAX)
-                             : c->body_left >= 0 ? (size_t)c->body_left
-                                                 : SIZE_MAX;
-                uint64_t got = 0;
-                r = fill(c->cfd, &c->up, max, &got);
-                if (c->state != CS_HEAD && c->body_left >= 0) {
-                        c->body_left -= (int64_t)got;
-                        c->c_done = c->body_left == 0;
-                }
-                if (r == 0 && c->state == CS_HEAD) {
-                        conn_close(px, c); /* gone before asking anything */
-                        return;
-                }
-                if (r == 0)
-                        c->c_eof = true;
-                else if (r < 0 && r != -EAGAIN) {
-                        conn_close(px, c);
-                        return;
-                }
-                c->last_ms = now_monotonic_ms();
-                if (c->state == CS_HEAD) {
-                        on_head(px, c);
-                        return;
-                }
-                if (has_data(&c->up) && (r = drain(c->ufd, &c->up, &c->bytes_out)) < 0 &&
-                    r != -EAGAIN) {
-                        conn_close(px, c);
-                        return;
-                }
-        }
-        if (c->cmask & EPOLLOUT && ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
-                r = drain(c->cfd, &c->down, NULL);
-                if (r < 0 && r != -EAGAIN) {
-                        conn_close(px, c);
-                        return;
-                }
-                c->last_ms = now_monotonic_ms();
-                if (c->state == CS_REPLY && !has_data(&c->down)) {
-                        conn_close(px, c);
-                        return;
-                }
-        }
-        if (!(c->cmask & (EPOLLIN | EPOLLOUT)) && ev & (EPOLLHUP | EPOLLERR)) {
-                conn_close(px, c);
-                return;
-        }
-        if (c->state == CS_RELAY && relay_finish(c)) {
-                conn_close(px, c);
-                return;
-        }
-        update_events(px, c);
+        conn_after_io(px, c, relay_client_event(c, ev));
 }
 
 static void upstream_event(struct proxy *px, struct conn *c, uint32_t ev)
 {
-        int r;
         if (c->ufd < 0 || (c->state != CS_CONNECT && c->state != CS_RELAY))
                 return; /* an event of a socket closed earlier in this round */
         if (c->state == CS_CONNECT) {
@@ -788,39 +454,7 @@ static void upstream_event(struct proxy *px, struct conn *c, uint32_t ev)
                 /* else: an event of an earlier attempt's socket; this one is still going */
                 return;
         }
-        if (c->umask & EPOLLIN && ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
-                r = fill(c->ufd, &c->down, SIZE_MAX, &c->bytes_in);
-                if (r == 0)
-                        c->u_eof = true;
-                else if (r < 0 && r != -EAGAIN) {
-                        conn_close(px, c);
-                        return;
-                }
-                c->last_ms = now_monotonic_ms();
-                /* pass it on now: usually the client's socket has room, and waiting for
-                 * EPOLLOUT would cost a round of the loop and two epoll_ctl calls */
-                if (has_data(&c->down) && (r = drain(c->cfd, &c->down, NULL)) < 0 && r != -EAGAIN) {
-                        conn_close(px, c);
-                        return;
-                }
-        }
-        if (c->umask & EPOLLOUT && ev & (EPOLLOUT | EPOLLHUP | EPOLLERR)) {
-                r = drain(c->ufd, &c->up, &c->bytes_out);
-                if (r < 0 && r != -EAGAIN) {
-                        conn_close(px, c);
-                        return;
-                }
-                c->last_ms = now_monotonic_ms();
-        }
-        if (!(c->umask & (EPOLLIN | EPOLLOUT)) && ev & (EPOLLHUP | EPOLLERR)) {
-                conn_close(px, c);
-                return;
-        }
-        if (relay_finish(c)) {
-                conn_close(px, c);
-                return;
-        }
-        update_events(px, c);
+        conn_after_io(px, c, relay_upstream_event(c, ev));
 }
 
 static struct conn *free_slot(struct proxy *px)
