@@ -101,6 +101,9 @@ enum relay_step relay_upstream_event(struct conn *c, uint32_t ev);
 /* net/hostaddr.c */
 bool routed_to_self(const struct conn *c, struct net_addr *ret_peer);
 void deny_host_address(struct proxy *px, struct conn *c, const struct net_addr *a);
+/* Keep the candidates (n >= 1) the allow list and the host-address rule let through and
+ * connect to the first, or answer 403 saying which rule refused them. named: cand came from a
+ * lookup of c->host (else c->host is an address literal). */
 void check_addresses(struct proxy *px, struct conn *c, const struct net_addr *cand, size_t n,
                      bool named);
 

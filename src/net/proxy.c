@@ -544,7 +544,15 @@ static void lookups_done(struct proxy *px)
                                 for (struct addrinfo *ai = job->res; ai && n < 32; ai = ai->ai_next)
                                         if (net_addr_from_sockaddr(ai->ai_addr, &cand[n]))
                                                 n++;
-                                check_addresses(px, c, cand, n, true);
+                                if (n == 0) {
+                                        /* a lookup that succeeds with no IPv4/IPv6 address */
+                                        char body[800];
+                                        snprintf(body, sizeof(body),
+                                                 "sbx: '%s' has no IPv4 or IPv6 address\n",
+                                                 c->host);
+                                        fail(px, c, 502, "Bad Gateway", body);
+                                } else
+                                        check_addresses(px, c, cand, n, true);
                         }
                 }
                 resolve_job_free(job);
