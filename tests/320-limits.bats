@@ -238,6 +238,29 @@ except OSError as e:
         sbx_ok exec "$sid" echo ok
 }
 
+# In the session's cgroup namespace the init leaf is the root: "0::/" is the init leaf, an exec
+# leaf shows as "0::/../exec-...", and anything else is outside the session's cgroup.
+@test "an exec, its background processes and the file helper stay in the session's v2 cgroup, also without clone3" {
+        new_session --memory unlimited --pids 64 --cpus unlimited
+        [ -n "$(state_key cgroup)" ] || skip "this host gives the session no v2 cgroup"
+        local how v2
+        for how in direct no-clone3; do
+                local pre=()
+                [ $how = direct ] || pre=("$SBX_NO_CLONE3")
+                _expect 0 "${pre[@]}" "$SBX" exec "$sid" sh -c \
+                        'sleep 30 >/dev/null 2>&1 & grep "^0::" /proc/self/cgroup /proc/$!/cgroup'
+                v2=$(sed 's/^[^:]*://' <<<"$output" | sort -u)
+                [ "$v2" = "0::/" ] || fail "$how: the command is not in the init leaf: $output"
+                _expect 0 "${pre[@]}" "$SBX" read "$sid" /proc/self/cgroup
+                grep -Eq $'\t0::/$' <<<"$output" || fail "$how: the file helper: $output"
+        done
+        # and the session's pids limit (v1 here, v2 in tests/vm/run-v2.sh) holds for them: the
+        # shell dies when its fork fails
+        sbx_expect any exec "$sid" sh -c 'for i in $(seq 100); do sleep 30 & done 2>/dev/null'
+        pids_at_most "$(cg_dir pids)" 64 || fail "more than 64 tasks: $(cat "$(cg_dir pids)/pids.current")"
+        [ "$(grep -c . "$(cg_dir pids)/cgroup.procs")" -ge 50 ] || fail "the loop did not fork: $(cat "$(cg_dir pids)/cgroup.procs")"
+}
+
 @test "check: one row per controller, with the hierarchy that provides it" {
         sbx_ok check --json
         local k

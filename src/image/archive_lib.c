@@ -12,30 +12,33 @@ static const struct {
         const char *name;
         size_t offset;
 } archive_symbols[] = {
-#define SYM(field, symbol) {#symbol, offsetof(struct archive_lib, field)}
-        SYM(read_new, archive_read_new),
-        SYM(read_free, archive_read_free),
-        SYM(support_format_tar, archive_read_support_format_tar),
-        SYM(support_format_gnutar, archive_read_support_format_gnutar),
-        SYM(support_filter_gzip, archive_read_support_filter_gzip),
-        SYM(support_filter_zstd, archive_read_support_filter_zstd),
-        SYM(support_filter_xz, archive_read_support_filter_xz),
-        SYM(support_filter_bzip2, archive_read_support_filter_bzip2),
-        SYM(read_open, archive_read_open),
-        SYM(read_open_fd, archive_read_open_fd),
-        SYM(read_next_header, archive_read_next_header),
-        SYM(read_data_block, archive_read_data_block),
-        SYM(error_string, archive_error_string),
-        SYM(set_error, archive_set_error),
-        SYM(entry_pathname, archive_entry_pathname),
-        SYM(entry_filetype, archive_entry_filetype),
-        SYM(entry_size, archive_entry_size),
-        SYM(entry_perm, archive_entry_perm),
-        SYM(entry_uid, archive_entry_uid),
-        SYM(entry_gid, archive_entry_gid),
-        SYM(entry_mtime, archive_entry_mtime),
-        SYM(entry_symlink, archive_entry_symlink),
-        SYM(entry_hardlink, archive_entry_hardlink),
+#define SYM(field, symbol)                                                                         \
+        {                                                                                          \
+#symbol, offsetof(struct archive_lib, field)                                       \
+        }
+    SYM(read_new, archive_read_new),
+    SYM(read_free, archive_read_free),
+    SYM(support_format_tar, archive_read_support_format_tar),
+    SYM(support_format_gnutar, archive_read_support_format_gnutar),
+    SYM(support_filter_gzip, archive_read_support_filter_gzip),
+    SYM(support_filter_zstd, archive_read_support_filter_zstd),
+    SYM(support_filter_xz, archive_read_support_filter_xz),
+    SYM(support_filter_bzip2, archive_read_support_filter_bzip2),
+    SYM(read_open, archive_read_open),
+    SYM(read_open_fd, archive_read_open_fd),
+    SYM(read_next_header, archive_read_next_header),
+    SYM(read_data_block, archive_read_data_block),
+    SYM(error_string, archive_error_string),
+    SYM(set_error, archive_set_error),
+    SYM(entry_pathname, archive_entry_pathname),
+    SYM(entry_filetype, archive_entry_filetype),
+    SYM(entry_size, archive_entry_size),
+    SYM(entry_perm, archive_entry_perm),
+    SYM(entry_uid, archive_entry_uid),
+    SYM(entry_gid, archive_entry_gid),
+    SYM(entry_mtime, archive_entry_mtime),
+    SYM(entry_symlink, archive_entry_symlink),
+    SYM(entry_hardlink, archive_entry_hardlink),
 #undef SYM
 };
 
@@ -73,17 +76,32 @@ const struct archive_lib *archive_lib_load(struct sbx_error *e)
         return &lib;
 }
 
-struct archive *archive_lib_reader(const struct archive_lib *la)
+struct archive *archive_lib_reader(const struct archive_lib *la, struct sbx_error *e)
 {
         struct archive *a = la->read_new();
-        if (!a)
+        if (!a) {
+                sbx_internal(e, ENOMEM, "out of memory");
                 return NULL;
-        la->support_format_tar(a);
-        la->support_format_gnutar(a);
-        la->support_filter_gzip(a);
-        la->support_filter_zstd(a);
-        la->support_filter_xz(a);
-        la->support_filter_bzip2(a);
+        }
+        /* ARCHIVE_WARN from a filter: this libarchive lacks the codec and would run an external
+         * program (zstd -d, xz -d...) on the archive instead. Never on hostile data. */
+        static const char *const filters[] = {"gzip", "zstd", "xz", "bzip2"};
+        int got[] = {la->support_filter_gzip(a), la->support_filter_zstd(a),
+                     la->support_filter_xz(a), la->support_filter_bzip2(a)};
+        for (size_t i = 0; i < sizeof(got) / sizeof(got[0]); i++)
+                if (got[i] != ARCHIVE_OK) {
+                        sbx_internal(e, 0,
+                                     "image import needs %s with built-in %s support (this one "
+                                     "would run an external program)",
+                                     ARCHIVE_LIB_SONAME, filters[i]);
+                        la->read_free(a);
+                        return NULL;
+                }
+        if (la->support_format_tar(a) != ARCHIVE_OK || la->support_format_gnutar(a) != ARCHIVE_OK) {
+                sbx_internal(e, 0, "image import needs %s with tar support", ARCHIVE_LIB_SONAME);
+                la->read_free(a);
+                return NULL;
+        }
         return a;
 }
 

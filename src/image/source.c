@@ -405,8 +405,8 @@ static bool layout_name(const char *p)
         return false;
 }
 
-static int copy_entry(const struct archive_lib *la, struct archive *a, int scratchfd, const char *name, uint64_t *budget,
-                      struct sbx_error *e)
+static int copy_entry(const struct archive_lib *la, struct archive *a, int scratchfd,
+                      const char *name, uint64_t *budget, struct sbx_error *e)
 {
         const char *slash = strchr(name, '/');
         if (slash) {
@@ -453,7 +453,7 @@ static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
         const struct archive_lib *la = archive_lib_load(e);
         if (!la)
                 return -ENOSYS;
-        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(la);
+        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(la, e);
         if (!a)
                 return -ENOMEM;
         if (la->read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
@@ -465,8 +465,7 @@ static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
         while ((ar = la->read_next_header(a, &en)) != ARCHIVE_EOF) {
                 if (ar != ARCHIVE_OK && ar != ARCHIVE_WARN)
                         return sbx_fail(e, EXIT_USAGE, "usage", 0, "invalid image source '%s': %s",
-                                        source,
-                                        la->error_string(a) ? la->error_string(a) : "?");
+                                        source, la->error_string(a) ? la->error_string(a) : "?");
                 if (++entries > IMAGE_MAX_ENTRIES)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
                                         "image too large: more than %u entries", IMAGE_MAX_ENTRIES);

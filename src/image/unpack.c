@@ -178,8 +178,8 @@ static int set_owner(struct unpacker *u, int dirfd, const char *name, struct arc
         const struct archive_lib *la = u->la;
         if (!u->chown)
                 return 0;
-        if (fchownat(dirfd, name, bounded_id(la->entry_uid(en)),
-                     bounded_id(la->entry_gid(en)), AT_SYMLINK_NOFOLLOW) < 0)
+        if (fchownat(dirfd, name, bounded_id(la->entry_uid(en)), bounded_id(la->entry_gid(en)),
+                     AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         return 0;
 }
@@ -211,8 +211,8 @@ static int write_data(struct unpacker *u, struct archive *a, int fd, int64_t ent
                 }
         }
         if (r != ARCHIVE_EOF)
-                return bad_entry(
-                    u, path, la->error_string(a) ? la->error_string(a) : "is truncated");
+                return bad_entry(u, path,
+                                 la->error_string(a) ? la->error_string(a) : "is truncated");
         return 0;
 }
 
@@ -235,8 +235,7 @@ static int unpack_file(struct unpacker *u, struct archive *a, struct archive_ent
                 return sbx_internal(u->e, errno, "failed to chown '%.200s' of %s", path, u->what);
         if (fchmod(fd, safe_mode(la->entry_perm(en), false)) < 0)
                 return sbx_internal(u->e, errno, "failed to chmod '%.200s' of %s", path, u->what);
-        struct timespec ts[2] = {{.tv_sec = la->entry_mtime(en)},
-                                 {.tv_sec = la->entry_mtime(en)}};
+        struct timespec ts[2] = {{.tv_sec = la->entry_mtime(en)}, {.tv_sec = la->entry_mtime(en)}};
         (void)futimens(fd, ts);
         return 0;
 }
@@ -332,8 +331,8 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
         if (!path[0]) { /* the layer's root itself */
                 if (type != AE_IFDIR)
                         return bad_entry(u, raw, "replaces the root with a non-directory");
-                if (fchmod(u->rootfd,
-                           safe_mode(la->entry_perm(en), true) | (u->chown ? 0 : 0700)) < 0)
+                if (fchmod(u->rootfd, safe_mode(la->entry_perm(en), true) | (u->chown ? 0 : 0700)) <
+                    0)
                         return sbx_internal(u->e, errno, "failed to set up the root of %s",
                                             u->what);
                 return 0;
@@ -368,8 +367,7 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
                 return unpack_file(u, a, en, dirfd, name, path);
         case AE_IFLNK:
                 /* stored as is: it is only ever resolved inside a session's own root */
-                if (!la->entry_symlink(en) ||
-                    symlinkat(la->entry_symlink(en), dirfd, name) < 0)
+                if (!la->entry_symlink(en) || symlinkat(la->entry_symlink(en), dirfd, name) < 0)
                         return sbx_internal(u->e, errno, "failed to create '%.200s' of %s", path,
                                             u->what);
                 break;
@@ -392,9 +390,11 @@ int layer_unpack(int blobfd, int destfd, const char *what, const char *expect,
         const struct archive_lib *la = archive_lib_load(e);
         if (!la)
                 return -ENOSYS;
+        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(la, e);
+        if (!a)
+                return -ENOMEM;
         _cleanup_free_ struct reader *rd = malloc(sizeof(*rd));
-        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(la);
-        if (!rd || !a)
+        if (!rd)
                 return sbx_internal(e, ENOMEM, "out of memory");
         rd->la = la;
         rd->fd = blobfd;

@@ -532,8 +532,8 @@ static void sweep_parent(const char *own, bool v2, size_t max_checks)
                         continue;
                 if (v2) {
                         /* the init leaf holds the init for the session's whole life */
-                        _cleanup_close_ int sfd = openat(
-                            pfd, ids[i], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+                        const int dir = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
+                        _cleanup_close_ int sfd = openat(pfd, ids[i], dir);
                         if (sfd < 0 || (unlinkat(sfd, "init", AT_REMOVEDIR) < 0 && errno != ENOENT))
                                 continue;
                         (void)cg_v2_remove(pfd, ids[i]);

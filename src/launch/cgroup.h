@@ -101,11 +101,11 @@ void cgroup_sweep(size_t max_checks);
  */
 struct cgroup_exec {
         int init_procs;         /* v2 <id>/init/cgroup.procs (B); -1 without v2 */
-        int leaf_procs;         /* v2 <id>/exec-<random>/cgroup.procs (C); -1 without v2 */
+        int leaf_procs;         /* v2 cgroup.procs of C's cgroup (below); -1 without v2 */
         int v1_procs[CG_NCTRL]; /* the session's v1 cgroup.procs files (B and C); -1 unused */
         int session_fd;         /* the session's v2 cgroup directory */
-        int leaf_fd;            /* the exec's leaf directory */
-        char leaf_name[32];
+        int leaf_fd;            /* C's v2 cgroup: its own leaf, or <id>/init without one */
+        char leaf_name[32];     /* "exec-<random>" when C has its own leaf, else "" */
         int v1_memory_fd;    /* the session's v1 memory cgroup directory */
         uint64_t oom_before; /* its memory.oom_control oom_kill before the exec */
 };

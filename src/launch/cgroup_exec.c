@@ -33,14 +33,15 @@ static int open_dir(const char *dir, int *ret, struct sbx_error *e)
 /*
  * Whether the session's v2 cgroup limits memory (the controller is on for its children). Only
  * then does an exec get a leaf of its own: the leaf is for memory.oom.group (an OOM kill takes
- * the exec's tree, never the init) and for the OOM count of `exec --json`. Without it C is born
- * in the init leaf with B, and an exec costs no mkdir/rmdir (issue 6: ~0.2 ms of each exec on
- * a hybrid host, whose cgroup2 has no controllers at all).
+ * the exec's tree, never the init) and for the OOM count of `exec --json`. Without it the
+ * command goes into the init leaf with B, still under the session's pids and cpu limits, and an
+ * exec costs no mkdir/rmdir (issue 6: ~0.2 ms of each exec on a hybrid host, whose cgroup2 has
+ * no controllers at all). A file that cannot be read counts as "limits memory": the leaf.
  */
 static bool session_limits_memory(int session_fd)
 {
         char list[256];
-        return cg_read_at(session_fd, "cgroup.subtree_control", list, sizeof(list)) >= 0 &&
+        return cg_read_at(session_fd, "cgroup.subtree_control", list, sizeof(list)) < 0 ||
                cg_has_word(list, "memory");
 }
 
@@ -63,11 +64,15 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
                         r = open_dir(cs.v2, &x->session_fd, e);
                 if (r == 0 && session_limits_memory(x->session_fd)) {
                         r = cg_v2_exec_leaf(cs.v2, x->leaf_name, sizeof(x->leaf_name), e);
-                        if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs.v2, x->leaf_name)) == 0)
-                                r = open_dir(leaf, &x->leaf_fd, e);
                         if (r == 0)
-                                r = open_procs(leaf, &x->leaf_procs, e);
+                                r = cg_path(leaf, sizeof(leaf), cs.v2, x->leaf_name);
+                } else if (r == 0) {
+                        memcpy(leaf, init, sizeof(leaf)); /* the init leaf; nothing to remove */
                 }
+                if (r == 0)
+                        r = open_dir(leaf, &x->leaf_fd, e);
+                if (r == 0)
+                        r = open_procs(leaf, &x->leaf_procs, e);
         }
         for (int k = 0; r == 0 && k < CG_NCTRL; k++) {
                 bool dup = false;

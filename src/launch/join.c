@@ -51,11 +51,9 @@ void exec_fds_close(struct exec_fds *f)
         closep(&f->reaper_pidfd);
 }
 
-/* Pipes and the status socket, made before joining (host side). */
+/* The pipes, made before joining (host side). */
 static int make_host_fds(const struct exec_request *rq, struct exec_fds *f, struct sbx_error *e)
 {
-        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->status) < 0)
-                return sbx_internal(e, errno, "failed to create the status socket");
         if (rq->tty)
                 return 0;
         if (pipe2(f->out, O_CLOEXEC) < 0)
@@ -218,24 +216,20 @@ _noreturn_ static void reaper_fail(int status_fd, const struct sbx_error *ce)
 }
 
 /*
- * B's first word on the status socket must come after B0's (B's pidfd): the client reads
- * them in order. B0 holds the write end of the gate until it exits, right after sending, so
- * B reads end-of-file then. Without it a quick command's exit report could overtake B0 under
- * load ("the command's reaper did not start", seen with 48 concurrent execs under ASan).
+ * B's first word on the status socket, before any report: its own pidfd (the client's timeout
+ * waits on it), or no fd at all, which asks the client to start over with B outside the
+ * session's cgroup (see the caller).
  */
-static void wait_for_b0(int *gate)
+static void reaper_hello(int status_fd, bool retry_outside)
 {
-        char c;
-        if (*gate < 0)
-                return;
-        (void)RETRY_EINTR(read(*gate, &c, 1));
-        closep(gate);
+        _cleanup_close_ int self = retry_outside ? -1 : sys_pidfd_open(getpid(), 0);
+        if ((!retry_outside && self < 0) || sync_send_ok_fd(status_fd, self) < 0)
+                _exit(EXIT_SBX_FAILED);
 }
 
 /* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
 _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
-                                   struct cgroup_exec *cx, const int *ns, bool in_init_cgroup,
-                                   int gate)
+                                   struct cgroup_exec *cx, const int *ns, bool in_init_cgroup)
 {
         struct sbx_error ce = {0};
         int cr;
@@ -258,16 +252,22 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
 
         bool c_in_leaf;
         pid_t c = fork_into_cgroup(cx->leaf_fd, &c_in_leaf);
+        if (c < 0 && errno == EAGAIN && in_init_cgroup) {
+                /* Born in the session's cgroup, B took the last of its pids: the client starts
+                 * over with B outside, whose C is then forked outside and moved in (a move is
+                 * not refused by pids.max), so an exec can always start. */
+                reaper_hello(f->status[1], true);
+                _exit(EXIT_SBX_FAILED);
+        }
         if (c < 0) {
                 sbx_fail(&ce, EXIT_SBX_FAILED, "internal", errno, "failed to start the command%s",
                          errno == EAGAIN ? " (the session's --pids limit is reached?)" : "");
-                wait_for_b0(&gate);
+                reaper_hello(f->status[1], false);
                 reaper_fail(f->status[1], &ce);
         }
         if (c == 0) {
                 sigprocmask(SIG_UNBLOCK, &set, NULL);
                 close(errp[0]);
-                closep(&gate);
                 /* Into the exec's cgroups before anything of the command runs (born in the v2
                  * leaf already, when fork_into_cgroup could). */
                 if (c_in_leaf)
@@ -286,7 +286,7 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                 spec->errfd = errp[1];
                 exec_child_run(spec);
         }
-        wait_for_b0(&gate); /* C runs meanwhile: this costs the command nothing */
+        reaper_hello(f->status[1], false); /* C runs meanwhile */
         /* B follows (it forked C from outside, so C starts even when the session's pids are
          * all taken). B is sbx's own; where it cannot enter, it still dies with the session. */
         if (in_init_cgroup)
@@ -351,29 +351,47 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
 extern void __lsan_do_leak_check(void) __attribute__((weak));
 
 /*
- * B0: a short-lived process in the session's pid namespace. It forks B and exits, so B is
- * re-parented to the session init, which reaps it the moment it ends (an orphan of ours would
- * go to the host's pid 1 instead, and while its zombie waits there the session cannot end).
+ * B0: a short-lived process in the session's pid namespace, a vfork child of the client. It
+ * forks B and exits, so B is re-parented to the session init, which reaps it the moment it
+ * ends (an orphan of ours would go to the host's pid 1 instead, and while its zombie waits
+ * there the session cannot end).
  */
 _noreturn_ static void reaper_spawn(struct exec_fds *f, struct exec_spec *spec,
                                     struct cgroup_exec *cx, const int *ns, int init_cgroup_fd)
 {
         /* Never rely on inheritance alone: a sanitizer runtime toggles dumpability. */
         (void)prctl(PR_SET_DUMPABLE, 0);
-        int gate[2];
-        if (pipe2(gate, O_CLOEXEC) < 0)
-                _exit(EXIT_SBX_FAILED);
         bool in_init;
         pid_t b = fork_into_cgroup(init_cgroup_fd, &in_init);
-        if (b == 0) {
-                close(gate[1]);
-                reaper_main(f, spec, cx, ns, in_init, gate[0]);
-        }
-        close(gate[0]); /* gate[1] closes when B0 exits, after its message */
-        _cleanup_close_ int pfd = b > 0 ? sys_pidfd_open(b, 0) : -1;
-        if (pfd < 0 || sync_send_ok_fd(f->status[1], pfd) < 0)
-                _exit(EXIT_SBX_FAILED);
-        _exit(0);
+        if (b == 0)
+                reaper_main(f, spec, cx, ns, in_init);
+        _exit(b > 0 ? 0 : EXIT_SBX_FAILED);
+}
+
+/*
+ * Start B (through B0) and wait for its first word. 0: B runs, with f->reaper_pidfd; 1: B
+ * asks to be started again outside the session's cgroup (init_cgroup_fd -1); <0: error.
+ */
+static int start_reaper(struct exec_fds *f, struct exec_spec *spec, struct cgroup_exec *cx,
+                        const int *ns, int init_cgroup_fd, struct sbx_error *e)
+{
+        close_pair(f->status);
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f->status) < 0)
+                return sbx_internal(e, errno, "failed to create the status socket");
+        /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns. B0
+         * lives only to fork B, and we wait for exactly that: vfork spares copying our
+         * address space for it (B0 leaves by _exit, and forks with a raw clone). */
+        pid_t b0 = vfork();
+        if (b0 < 0)
+                return sbx_internal(e, errno, "failed to start the command");
+        if (b0 == 0)
+                reaper_spawn(f, spec, cx, ns, init_cgroup_fd);
+        (void)RETRY_EINTR(waitpid(b0, NULL, 0)); /* it has left already */
+        /* Only B holds B's end now: if it dies without a word, the read below sees the end
+         * of the socket instead of waiting forever. */
+        closep(&f->status[1]);
+        int r = sync_wait_fd(f->status[0], "the command's reaper", &f->reaper_pidfd, e);
+        return r == 0 && f->reaper_pidfd < 0 ? 1 : r;
 }
 
 static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
@@ -469,30 +487,13 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         }
         fill_spec(rq, st, &f, env, &spec);
 
-        /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns. B0
-         * lives only to fork B and send its pidfd, and we wait for exactly that: vfork spares
-         * copying our address space for it (B0 only makes raw syscalls and leaves by _exit). */
-        pid_t b0 = vfork();
-        if (b0 < 0) {
-                r = sbx_internal(e, errno, "failed to start the command");
-                (void)cgroup_exec_finish(&cx);
-                exec_fds_close(&f);
-                return r;
-        }
-        if (b0 == 0)
-                reaper_spawn(&f, &spec, &cx, ns, init_cgroup_fd);
+        r = start_reaper(&f, &spec, &cx, ns, init_cgroup_fd, e);
+        if (r == 1) /* B took the session's last pid */
+                r = start_reaper(&f, &spec, &cx, ns, -1, e);
+        if (r == 1)
+                r = sbx_internal(e, EAGAIN, "the command's reaper did not start");
         closep(&init_cgroup_fd);
         cgroup_exec_close_fds(&cx);
-        /* Only B0 and B hold B's end now: if both die without a word, the read below sees
-         * the end of the socket instead of waiting forever. */
-        closep(&f.status[1]);
-        /* B's pidfd comes first on the status socket: the timeout waits on it. B0 exits right
-         * after sending it and is reaped at once: as a zombie it would stay visible in the
-         * session as an unfiltered process for as long as the command runs. */
-        r = sync_wait_fd(f.status[0], "the command's reaper", &f.reaper_pidfd, e);
-        (void)RETRY_EINTR(waitpid(b0, NULL, 0));
-        if (r == 0 && f.reaper_pidfd < 0)
-                r = sbx_internal(e, 0, "the command's reaper did not start");
         if (r < 0) {
                 (void)cgroup_exec_finish(&cx);
                 exec_fds_close(&f);

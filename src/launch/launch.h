@@ -44,8 +44,9 @@ int session_ns_join_cgroup(const int ns[SESSION_NS_COUNT]);
 /*
  * fork() straight into the v2 cgroup whose directory is open as cgroup_fd (clone3
  * CLONE_INTO_CGROUP), so that the child needs no cgroup.procs write. *placed says whether that
- * worked; if not (cgroup_fd -1, a kernel before 5.7), a plain fork() and the caller moves the
- * child as before.
+ * worked; if not (cgroup_fd -1, a kernel before 5.7, the cgroup's pids.max reached), a raw
+ * clone into the caller's own cgroup, and the caller moves the child. Raw clones both: the
+ * caller may be a vfork child (B0), which must not run glibc's fork handlers.
  */
 pid_t fork_into_cgroup(int cgroup_fd, bool *placed);
 

@@ -6,9 +6,8 @@
  */
 #pragma once
 
-#include <stddef.h>
-
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "../shared/error.h"
 #include "id.h"

@@ -233,7 +233,9 @@ static void test_ids_in_dir(void)
         (void)rmdir(tmpl);
         /* a directory without ids (the test's cwd): none */
         size_t n = 1;
-        CHECK(session_ids_in_dir(AT_FDCWD, &n) == NULL || n == 0);
+        char(*none)[SESSION_ID_LEN + 1] = session_ids_in_dir(AT_FDCWD, &n);
+        CHECK(none == NULL || n == 0);
+        free(none);
 }
 
 int main(void)

@@ -198,6 +198,38 @@ cg=$(state_key "$id" cgroup)
 t "unlimited: still a v2 cgroup (cgroup.kill), no limit in it"
 sbx destroy "$id"
 
+# --pids without --memory: no exec leaf (it exists for memory.oom.group); the command goes into
+# the init leaf ("0::/" in the session's cgroup namespace), also when clone3 fails, and the v2
+# pids.max holds for it and what it starts.
+no_clone3=$PWD/build/tests/no-clone3
+id=$(sbx create --read-only --memory unlimited --pids 16 --cpus unlimited)
+cg=$(state_key "$id" cgroup)
+where=$(sbx exec "$id" sh -c 'grep "^0::" /proc/self/cgroup'; "$no_clone3" "$SBX" exec "$id" \
+        sh -c 'grep "^0::" /proc/self/cgroup'; "$no_clone3" "$SBX" read "$id" /proc/self/cgroup |
+        sed -n 's/^ *[0-9]*\t\(0::.*\)/\1/p')
+diag "--pids only: the command's and the file helper's cgroup: $(echo $where)"
+[ "$(echo $where)" = "0::/ 0::/ 0::/" ] && [ -z "$(ls -d "$cg"/exec-* 2>/dev/null)" ]
+t "--pids only: no exec leaf; command and file helper in the init leaf, also without clone3"
+"$no_clone3" "$SBX" exec "$id" sh -c 'for i in $(seq 40); do sleep 30 & done 2>/dev/null' >/dev/null 2>&1
+peak=$(cat "$cg/pids.peak" 2>/dev/null || cat "$cg/pids.current")
+diag "--pids 16, 40 sleeps asked without clone3: pids.current $(cat "$cg/pids.current"), peak $peak"
+[ "$peak" -le 16 ] && [ "$(cat "$cg/pids.current")" -ge 10 ]
+t "--pids only, without clone3: pids never above 16"
+sbx destroy "$id"
+
+# One pid left in the session: B (born in the init leaf) takes it and cannot fork C; the exec
+# starts over with B outside, which forks C outside and moves it in. Exactly one left: the
+# init, the first exec's reaper (it stays while its background children live) and 5 sleeps.
+id=$(sbx create --read-only --memory unlimited --pids 8 --cpus unlimited)
+cg=$(state_key "$id" cgroup)
+sbx exec "$id" sh -c 'for i in 1 2 3 4 5; do sleep 1000 > /dev/null 2>&1 & done'
+left=$(( $(cat "$cg/pids.max") - $(cat "$cg/pids.current") ))
+out=$(sbx exec "$id" echo started)
+diag "one pid left ($left): exec printed '$out'"
+[ "$left" = 1 ] && [ "$out" = started ]
+t "one pid left in the session: the exec still starts"
+sbx destroy "$id"
+
 # ---- started inside a delegated leaf ----------------------------------------------------------
 # /deleg has every controller, /deleg/leaf none for its children: as systemd hands a unit
 # with Delegate=yes to its process. sbx alone in the leaf moves itself into
