@@ -380,8 +380,10 @@ static int start_reaper(struct exec_fds *f, struct exec_spec *spec, struct cgrou
                 return sbx_internal(e, errno, "failed to create the status socket");
         /* setns(CLONE_NEWPID) applies to children: B is born in the session's pid ns. B0
          * lives only to fork B, and we wait for exactly that: vfork spares copying our
-         * address space for it (B0 leaves by _exit, and forks with a raw clone). */
-        pid_t b0 = vfork();
+         * address space for it (B0 leaves by _exit, and forks with a raw clone). Only as
+         * root: an unprivileged B0 has the sandbox's host uid, and a SIGSTOP from inside
+         * would hold a vfork parent where no timeout can reach it. */
+        pid_t b0 = geteuid() == 0 ? vfork() : fork();
         if (b0 < 0)
                 return sbx_internal(e, errno, "failed to start the command");
         if (b0 == 0)
