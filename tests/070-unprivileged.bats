@@ -91,6 +91,20 @@ user_session() {
         ! pgrep -f "^sleep $m\$" >/dev/null || fail "sleep $m survived the timeout"
 }
 
+@test "user: a command that stops its reaper cannot hold exec past its timeout" {
+        user_session
+        # B has the sandbox's host uid here: the command can SIGSTOP it, once or over and over
+        local t0=$SECONDS
+        user_sbx_expect 124 exec --timeout 2 "$sid" sh -c 'kill -STOP $PPID; sleep 1000'
+        [ $((SECONDS - t0)) -lt 15 ] || fail "exec returned after $((SECONDS - t0)) s"
+        t0=$SECONDS
+        user_sbx_expect 124 exec --timeout 2 "$sid" sh -c \
+                'trap "" TERM; while :; do kill -STOP $PPID; sleep 0.1; done'
+        [ $((SECONDS - t0)) -lt 25 ] || fail "exec returned after $((SECONDS - t0)) s"
+        user_sbx_expect 0 exec "$sid" echo alive
+        [ "$output" = alive ] || fail "the session: '$output'"
+}
+
 @test "user: run" {
         user_sbx_expect 0 run -- sh -c 'id -u; hostname'
         [ "$output" = "$(printf '0\nsandbox')" ] || fail "got '$output'"

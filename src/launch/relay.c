@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../shared/macros.h"
+#include "../shared/syscalls.h"
 #include "../shared/util.h"
 #include "join.h"
 
@@ -168,13 +169,22 @@ static void restore_tty(struct relay *r)
         r->raw = false;
 }
 
-/* Timeout: hang up on B, which takes the whole per-exec pid namespace down, and reap it. */
+/*
+ * Timeout: hang up on B, which kills everything the command started, and wait until B is gone.
+ * In a session run by an unprivileged user B has the sandbox's host uid, so the command can
+ * stop it (SIGSTOP): every second B gets a SIGCONT, and after KILL_TREE_GRACE_SEC a SIGKILL,
+ * so `exec` returns 124 whatever the command did to B (what it started then lives on inside
+ * the session, to its TTL, as when it kills B: docs/DESIGN.md, "exec").
+ */
+#define KILL_TREE_GRACE_SEC 10
 static void kill_all(struct relay *r)
 {
         closep(&r->f->status[0]);
-        struct pollfd p = {.fd = r->f->reaper_pidfd, .events = POLLIN};
-        while (p.fd >= 0 && RETRY_EINTR(poll(&p, 1, -1)) == 0)
-                ;
+        int pidfd = r->f->reaper_pidfd;
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        for (int waited = 0; pidfd >= 0 && RETRY_EINTR(poll(&p, 1, 1000)) == 0; waited++)
+                (void)sys_pidfd_send_signal(pidfd,
+                                            waited < KILL_TREE_GRACE_SEC ? SIGCONT : SIGKILL);
         r->res->timed_out = true;
 }
 
