@@ -24,6 +24,11 @@ proxy_env_up() {
         px_veth=vsbxpx$$
         local veth=$px_veth
         mkdir -p "$px_root"
+        # a killed run's network (its shell is gone) goes first: its veth dies with its namespace
+        local stale
+        for stale in $(ip netns list | awk '$1 ~ /^sbxpx-[0-9]+$/ { print $1 }'); do
+                kill -0 "${stale#sbxpx-}" 2>/dev/null || ip netns del "$stale" 2>/dev/null || true
+        done
         # another test network on the same subnet would take the traffic meant for this one
         if ip -o addr show | grep -qF " $px_host_ip/"; then
                 echo "proxy_env_up: $px_host_ip is already in use here (a stale test network?)" >&2

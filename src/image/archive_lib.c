@@ -76,8 +76,11 @@ const struct archive_lib *archive_lib_load(struct sbx_error *e)
         return &lib;
 }
 
-struct archive *archive_lib_reader(const struct archive_lib *la, struct sbx_error *e)
+struct archive *archive_lib_reader(const struct archive_lib **ret_la, struct sbx_error *e)
 {
+        const struct archive_lib *la = *ret_la = archive_lib_load(e);
+        if (!la)
+                return NULL;
         struct archive *a = la->read_new();
         if (!a) {
                 sbx_internal(e, ENOMEM, "out of memory");

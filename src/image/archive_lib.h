@@ -48,10 +48,11 @@ struct archive_lib {
  */
 const struct archive_lib *archive_lib_load(struct sbx_error *e);
 
-/* A new reader with the formats and filters of what import reads: tar (ustar, pax, GNU) with
- * gzip, zstd, xz or bzip2, each built into libarchive, never a filter that runs a program.
- * NULL with *e set when out of memory or when this libarchive lacks one of them. */
-struct archive *archive_lib_reader(const struct archive_lib *la, struct sbx_error *e);
+/* The library (loaded on the first call) in *ret_la, and a new reader with the formats and
+ * filters of what import reads: tar (ustar, pax, GNU) with gzip, zstd, xz or bzip2, each built
+ * into libarchive, never a filter that runs a program. NULL with *e set when the library
+ * cannot be loaded, lacks one of them, or memory is short. */
+struct archive *archive_lib_reader(const struct archive_lib **ret_la, struct sbx_error *e);
 
 /* For _cleanup_: free a reader of archive_lib_reader(). */
 void archive_lib_freep(struct archive **a);

@@ -450,12 +450,10 @@ static int copy_entry(const struct archive_lib *la, struct archive *a, int scrat
 static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
                     struct sbx_error *e)
 {
-        const struct archive_lib *la = archive_lib_load(e);
-        if (!la)
-                return -ENOSYS;
-        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(la, e);
+        const struct archive_lib *la;
+        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(&la, e);
         if (!a)
-                return -ENOMEM;
+                return -EIO; /* *e says why */
         if (la->read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
                 return invalid(e, source, "not a directory or a tar archive");
         struct archive_entry *en;

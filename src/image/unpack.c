@@ -387,12 +387,10 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
 int layer_unpack(int blobfd, int destfd, const char *what, const char *expect,
                  char got[static DIGEST_HEX_LEN + 1], struct unpack_budget *b, struct sbx_error *e)
 {
-        const struct archive_lib *la = archive_lib_load(e);
-        if (!la)
-                return -ENOSYS;
-        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(la, e);
+        const struct archive_lib *la;
+        _cleanup_(archive_lib_freep) struct archive *a = archive_lib_reader(&la, e);
         if (!a)
-                return -ENOMEM;
+                return -EIO; /* *e says why */
         _cleanup_free_ struct reader *rd = malloc(sizeof(*rd));
         if (!rd)
                 return sbx_internal(e, ENOMEM, "out of memory");
