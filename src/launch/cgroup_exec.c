@@ -61,18 +61,22 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
                 if (r == 0)
                         r = open_procs(init, &x->init_procs, e);
                 if (r == 0)
+                        r = open_dir(init, &x->init_fd, e);
+                if (r == 0)
                         r = open_dir(cs.v2, &x->session_fd, e);
                 if (r == 0 && session_limits_memory(x->session_fd)) {
                         r = cg_v2_exec_leaf(cs.v2, x->leaf_name, sizeof(x->leaf_name), e);
+                        if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs.v2, x->leaf_name)) == 0)
+                                r = open_dir(leaf, &x->leaf_fd, e);
                         if (r == 0)
-                                r = cg_path(leaf, sizeof(leaf), cs.v2, x->leaf_name);
+                                r = open_procs(leaf, &x->leaf_procs, e);
                 } else if (r == 0) {
-                        memcpy(leaf, init, sizeof(leaf)); /* the init leaf; nothing to remove */
+                        /* no leaf of its own: C goes where B goes, and nothing is removed */
+                        x->leaf_fd = fcntl(x->init_fd, F_DUPFD_CLOEXEC, 3);
+                        x->leaf_procs = fcntl(x->init_procs, F_DUPFD_CLOEXEC, 3);
+                        if (x->leaf_fd < 0 || x->leaf_procs < 0)
+                                r = sbx_internal(e, errno, "failed to open the session's cgroup");
                 }
-                if (r == 0)
-                        r = open_dir(leaf, &x->leaf_fd, e);
-                if (r == 0)
-                        r = open_procs(leaf, &x->leaf_procs, e);
         }
         for (int k = 0; r == 0 && k < CG_NCTRL; k++) {
                 bool dup = false;
@@ -115,6 +119,7 @@ int cgroup_exec_enter_reaper(struct cgroup_exec *x)
 
 void cgroup_exec_close_fds(struct cgroup_exec *x)
 {
+        closep(&x->init_fd);
         closep(&x->init_procs);
         closep(&x->leaf_procs);
         for (int k = 0; k < CG_NCTRL; k++)

@@ -473,11 +473,6 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         /* Opened with our host credentials, before setns: what the kernel checks on write. */
         if (r == 0)
                 r = cgroup_exec_prepare(st, &cx, e);
-        /* The v2 init leaf, for B to be born in (fork_into_cgroup); -1: B moves itself. */
-        _cleanup_close_ int init_cgroup_fd =
-            r == 0 && cx.session_fd >= 0
-                ? openat(cx.session_fd, "init", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW)
-                : -1;
         if (r == 0)
                 r = join_namespaces(ns, e);
         if (r == 0)
@@ -489,12 +484,12 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         }
         fill_spec(rq, st, &f, env, &spec);
 
-        r = start_reaper(&f, &spec, &cx, ns, init_cgroup_fd, e);
+        /* B is born in the v2 init leaf (cx.init_fd; -1 without v2: B moves itself) */
+        r = start_reaper(&f, &spec, &cx, ns, cx.init_fd, e);
         if (r == 1) /* B took the session's last pid */
                 r = start_reaper(&f, &spec, &cx, ns, -1, e);
         if (r == 1)
                 r = sbx_internal(e, EAGAIN, "the command's reaper did not start");
-        closep(&init_cgroup_fd);
         cgroup_exec_close_fds(&cx);
         if (r < 0) {
                 (void)cgroup_exec_finish(&cx);
