@@ -58,6 +58,12 @@ static const char *const never_offered[] = {
                 .name = "session", .type = TOOL_STRING, .via = TOOL_VIA_OPERAND, .required = true, \
                 .pattern = SESSION_PATTERN, .description = SESSION_DESC                            \
         }
+/* The file a file tool works on (read, write, edit). */
+#define OPERAND_FILE(desc)                                                                         \
+        {                                                                                          \
+                .name = "path", .type = TOOL_STRING, .via = TOOL_VIA_OPERAND, .required = true,    \
+                .description = desc                                                                \
+        }
 
 static const struct spec specs[] = {
     {"create",
@@ -165,12 +171,7 @@ static const struct spec specs[] = {
      "exists but has empty contents'. A file that is not text (a NUL byte or invalid UTF-8 in "
      "its first 8 KiB) fails with not_text; a missing file or a directory with not_found.",
      NULL,
-     {OPERAND_SESSION,
-      {.name = "path",
-       .type = TOOL_STRING,
-       .via = TOOL_VIA_OPERAND,
-       .required = true,
-       .description = "The file, absolute or relative to the workdir."}},
+     {OPERAND_SESSION, OPERAND_FILE("The file, absolute or relative to the workdir.")},
      {{"--offset", "Number of lines to skip (default 0).", .minimum = 0},
       {"--limit", "Maximum number of lines to return (default 2000).", .minimum = 1},
       {"--binary", "Return a non-text file whole, base64-encoded, instead of failing."},
@@ -181,11 +182,7 @@ static const struct spec specs[] = {
      "read it and then use edit. Returns the absolute path and the number of bytes written.",
      NULL,
      {OPERAND_SESSION,
-      {.name = "path",
-       .type = TOOL_STRING,
-       .via = TOOL_VIA_OPERAND,
-       .required = true,
-       .description = "The new file, absolute or relative to the workdir."},
+      OPERAND_FILE("The new file, absolute or relative to the workdir."),
       {.name = "content",
        .type = TOOL_STRING,
        .via = TOOL_VIA_STDIN,
@@ -202,11 +199,7 @@ static const struct spec specs[] = {
      "without replace_all.",
      NULL,
      {OPERAND_SESSION,
-      {.name = "path",
-       .type = TOOL_STRING,
-       .via = TOOL_VIA_OPERAND,
-       .required = true,
-       .description = "The file, absolute or relative to the workdir."},
+      OPERAND_FILE("The file, absolute or relative to the workdir."),
       {.name = "old_string",
        .type = TOOL_STRING,
        .via = TOOL_VIA_FD3,

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* libarchive through dlopen (archive_lib.h says why). */
 #include <dlfcn.h>
-#include <stdbool.h>
-#include <string.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
+#include "../shared/macros.h"
 #include "archive_lib.h"
 
 static const struct {
@@ -42,8 +43,7 @@ static const struct {
 #undef SYM
 };
 
-_Static_assert(sizeof(archive_symbols) / sizeof(archive_symbols[0]) ==
-                   sizeof(struct archive_lib) / sizeof(void (*)(void)),
+_Static_assert(ARRAY_SIZE(archive_symbols) == sizeof(struct archive_lib) / sizeof(void (*)(void)),
                "every member of struct archive_lib has its symbol");
 
 /* Written once, on the first import of the process, and only read after: the library stays
@@ -61,7 +61,7 @@ const struct archive_lib *archive_lib_load(struct sbx_error *e)
                 return NULL;
         }
         struct archive_lib found;
-        for (size_t i = 0; i < sizeof(archive_symbols) / sizeof(archive_symbols[0]); i++) {
+        for (size_t i = 0; i < ARRAY_SIZE(archive_symbols); i++) {
                 void *sym = dlsym(handle, archive_symbols[i].name);
                 if (!sym) {
                         sbx_internal(e, 0, "image import needs %s: %s", ARCHIVE_LIB_SONAME,
@@ -88,23 +88,23 @@ struct archive *archive_lib_reader(const struct archive_lib **ret_la, struct sbx
         }
         /* ARCHIVE_WARN from a filter: this libarchive lacks the codec and would run an external
          * program (zstd -d, xz -d...) on the archive instead. Never on hostile data. */
-        static const char *const filters[] = {"gzip", "zstd", "xz", "bzip2"};
-        int got[] = {la->support_filter_gzip(a), la->support_filter_zstd(a),
-                     la->support_filter_xz(a), la->support_filter_bzip2(a)};
-        for (size_t i = 0; i < sizeof(got) / sizeof(got[0]); i++)
-                if (got[i] != ARCHIVE_OK) {
+        const struct {
+                const char *what;
+                int got;
+        } support[] = {
+            {"gzip", la->support_filter_gzip(a)}, {"zstd", la->support_filter_zstd(a)},
+            {"xz", la->support_filter_xz(a)},     {"bzip2", la->support_filter_bzip2(a)},
+            {"tar", la->support_format_tar(a)},   {"GNU tar", la->support_format_gnutar(a)},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(support); i++)
+                if (support[i].got != ARCHIVE_OK) {
                         sbx_internal(e, 0,
                                      "image import needs %s with built-in %s support (this one "
-                                     "would run an external program)",
-                                     ARCHIVE_LIB_SONAME, filters[i]);
+                                     "would run an external program or lacks it)",
+                                     ARCHIVE_LIB_SONAME, support[i].what);
                         la->read_free(a);
                         return NULL;
                 }
-        if (la->support_format_tar(a) != ARCHIVE_OK || la->support_format_gnutar(a) != ARCHIVE_OK) {
-                sbx_internal(e, 0, "image import needs %s with tar support", ARCHIVE_LIB_SONAME);
-                la->read_free(a);
-                return NULL;
-        }
         return a;
 }
 
