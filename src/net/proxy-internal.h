@@ -5,6 +5,7 @@
  *   net/proxy.c     the loop: accept, per-connection events, the request flow, "net" records
  *   net/relay.c     the bytes in flight between client and upstream (buffers, pipes, splice)
  *   net/hostaddr.c  refusing the host's own addresses unless they are allowed literally
+ *   net/upstream.c  connecting to the addresses kept, one after the other
  */
 #pragma once
 
@@ -107,7 +108,19 @@ void deny_host_address(struct proxy *px, struct conn *c, const struct net_addr *
 void check_addresses(struct proxy *px, struct conn *c, const struct net_addr *cand, size_t n,
                      bool named);
 
+/* net/upstream.c */
+/* Connect to the next address kept (c->addrs[c->next_addr...]), or answer 502 with last_err
+ * when none is left. */
+void connect_next(struct proxy *px, struct conn *c, int last_err);
+/* The connect in progress ended (the upstream socket's event in CS_CONNECT). */
+void connect_done(struct proxy *px, struct conn *c);
+
 /* net/proxy.c */
 void deny(struct proxy *px, struct conn *c, const char *body);
 void deny_name(struct proxy *px, struct conn *c);
-void connect_next(struct proxy *px, struct conn *c, int last_err);
+/* Answer status with body and close the connection once it is written. */
+void fail(struct proxy *px, struct conn *c, int status, const char *reason, const char *body);
+/* Wait for what the connection's state needs (epoll masks of both sockets). */
+void update_events(struct proxy *px, struct conn *c);
+/* The down buffer exists (-ENOMEM). */
+int ensure_down(struct conn *c);
