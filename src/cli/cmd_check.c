@@ -41,7 +41,7 @@ static void check_session(struct feature *f)
                 struct sbx_error e = {0};
                 struct session_proc sp = SESSION_PROC_INIT;
                 config_init_defaults(&c);
-                int r = session_spawn(&c, NULL, &sp, &e);
+                int r = session_spawn(&c, NULL, -1, &sp, &e);
                 session_kill(&sp);
                 (void)write_all(p[1], r == 0 ? "" : e.message, r == 0 ? 0 : strlen(e.message));
                 _exit(r == 0 ? 0 : 1);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "../launch/audit_create.h"
@@ -74,8 +75,16 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 cgroup_session_to_state(&cg, &st);
         else if (r < 0)
                 cgroup_plan_release(&plan); /* by path: before joining the session */
+        /* The init's exec channel: its one reaper starts at once and waits for the command. */
+        _cleanup_close_ int chan = -1, init_chan = -1;
+        int pair[2];
+        if (r == 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0) {
+                chan = pair[0];
+                init_chan = pair[1];
+        }
         if (r == 0)
-                r = session_spawn(c, &cg, &p, e);
+                r = session_spawn(c, &cg, init_chan, &p, e);
+        closep(&init_chan);
         _cleanup_close_ int auditfd = -1;
         if (r == 0 && c->audit_dir)
                 r = run_audit_open(c, &plan, &st, p.pid, &auditfd, e);
@@ -86,7 +95,9 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 r = provision_session(c, run_target_exec, &t, NULL, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
-                r = exec_join(p.ns, &st, rq, res, e);
+                r = chan >= 0 ? exec_handoff(TAKE_FD(chan), &st, rq, res, e) : 1;
+                if (r == 1)
+                        r = exec_join(p.ns, &st, rq, res, e);
                 audit_write_exec(auditfd, &st, rq, res, start, r, e);
                 audit_end(auditfd, st.id, "destroyed", "sbx run finished");
         }

@@ -122,6 +122,13 @@ struct cgroup_exec {
  * the exec's leaf (v2, memory.oom.group=1) and open the cgroup.procs files.
  */
 int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e);
+/*
+ * The same for an exec through the session init's server, whose B and C are born in the init's
+ * cgroups: 1 when this exec needs a leaf of its own (the client-side path then), 0 with the v1
+ * OOM count taken, or an error.
+ */
+int cgroup_exec_prepare_inside(const struct session_state *st, struct cgroup_exec *x,
+                               struct sbx_error *e);
 /* In C, first thing: move itself into the exec's cgroups. */
 int cgroup_exec_enter_command(struct cgroup_exec *x);
 /* In B, right after forking C: move itself into the session's cgroups; closes the fds. */

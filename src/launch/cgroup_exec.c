@@ -93,6 +93,23 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
         return r;
 }
 
+int cgroup_exec_prepare_inside(const struct session_state *st, struct cgroup_exec *x,
+                               struct sbx_error *e)
+{
+        struct cgroup_session cs = CGROUP_SESSION_INIT;
+        cg_from_state(st, &cs);
+        int r = 0;
+        if (cs.v2[0] && (r = open_dir(cs.v2, &x->session_fd, e)) == 0 &&
+            session_limits_memory(x->session_fd))
+                r = 1;
+        if (r == 0 && cs.v1[CG_MEMORY][0] &&
+            (r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
+                x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
+        if (r != 0)
+                (void)cgroup_exec_finish(x);
+        return r;
+}
+
 /* Move the calling process into the cgroup of each fd ("0" = the writer). */
 static int enter(const int *fds, size_t n)
 {

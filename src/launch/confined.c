@@ -110,7 +110,7 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
                          const struct confined_audit *audit, struct buf *out, struct sbx_error *e)
 {
         struct session_ref s = SESSION_REF_INIT;
-        int r = session_ref_open(id_or_name, &s, e);
+        int r = session_ref_open(id_or_name, &s, false, e);
         if (r < 0) {
                 session_ref_close(&s);
                 return r;

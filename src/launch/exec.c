@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* Finding a live session and getting its init's pidfd from the supervisor. */
+/* Finding a live session and running a command in it: through its init's exec server, else
+ * by joining it (join.c). */
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -15,11 +19,43 @@ void session_ref_close(struct session_ref *s)
         closep(&s->ctl);
         closep(&s->pidfd);
         closep(&s->auditfd);
+        closep(&s->server);
         session_ns_close(s->ns);
         session_state_free(&s->st);
 }
 
-int session_ref_open(const char *id_or_name, struct session_ref *s, struct sbx_error *e)
+/* The init's exec server, or -1 (an older session, or one that is ending). */
+static int server_connect(int sessfd)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/exec", sessfd);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+        if (fd < 0 || RETRY_EINTR(connect(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0)
+                return -1;
+        return TAKE_FD(fd);
+}
+
+int session_ref_join(struct session_ref *s, const char *id_or_name, struct sbx_error *e)
+{
+        /* The supervisor's answer is the liveness proof and hands over the init's pidfd, so
+         * no pid read from a file is ever trusted. */
+        char reply[64];
+        int fds[1 + SESSION_NS_COUNT];
+        unsigned mask = 0;
+        int r = control_call(s->ctl, "EXEC", reply, sizeof(reply), fds, ARRAY_SIZE(fds));
+        s->pidfd = fds[0];
+        if (r == 0 && sscanf(reply, "OK %u", &mask) == 1)
+                for (int i = 0, k = 1; i < SESSION_NS_COUNT; i++)
+                        if (mask & (1u << i))
+                                s->ns[i] = fds[k++];
+        if (r < 0 || mask == 0 || s->pidfd < 0 || s->ns[NS_USER] < 0)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s' (it is ending)", id_or_name);
+        return 0;
+}
+
+int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_server,
+                     struct sbx_error *e)
 {
         _cleanup_close_ int rtfd = -1;
         int r = runtime_open(&rtfd, e);
@@ -32,26 +68,19 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, struct sbx_e
         if (sessfd < 0)
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
                                 id_or_name);
-        /* The supervisor's answer is the liveness proof and hands over the init's pidfd, so
-         * no pid read from a file is ever trusted. */
         s->ctl = control_connect(sessfd, e);
         if (s->ctl < 0) {
                 e->exit_code = 0;
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                 "no such session '%s' (it has ended)", id_or_name);
         }
-        char reply[64];
-        int fds[1 + SESSION_NS_COUNT];
-        unsigned mask = 0;
-        r = control_call(s->ctl, "EXEC", reply, sizeof(reply), fds, ARRAY_SIZE(fds));
-        s->pidfd = fds[0];
-        if (r == 0 && sscanf(reply, "OK %u", &mask) == 1)
-                for (int i = 0, k = 1; i < SESSION_NS_COUNT; i++)
-                        if (mask & (1u << i))
-                                s->ns[i] = fds[k++];
-        if (r < 0 || mask == 0 || s->pidfd < 0 || s->ns[NS_USER] < 0)
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                "no such session '%s' (it is ending)", id_or_name);
+        /* The init accepting is the liveness proof here. HOLD only keeps the TTL from ending
+         * the session while the command runs; its answer is not awaited. */
+        if (via_server && (s->server = server_connect(sessfd)) >= 0 &&
+            RETRY_EINTR(send(s->ctl, "HOLD", 4, MSG_NOSIGNAL)) < 0)
+                closep(&s->server);
+        if (s->server < 0 && (r = session_ref_join(s, id_or_name, e)) < 0)
+                return r;
         r = session_state_read(sessfd, &s->st);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the state of session '%s'", id);
@@ -63,10 +92,13 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq, struc
                     struct sbx_error *e)
 {
         struct session_ref s = SESSION_REF_INIT;
-        int r = session_ref_open(id_or_name, &s, e);
+        int r = session_ref_open(id_or_name, &s, true, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
-                r = exec_join(s.ns, &s.st, rq, res, e);
+                /* 1: the init's server cannot take this one; nothing was started */
+                r = s.server >= 0 ? exec_handoff(TAKE_FD(s.server), &s.st, rq, res, e) : 1;
+                if (r == 1 && (r = session_ref_join(&s, id_or_name, e)) == 0)
+                        r = exec_join(s.ns, &s.st, rq, res, e);
                 audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);
         }
         session_ref_close(&s);

@@ -6,10 +6,8 @@
  * while C runs makes B kill everything the command started.
  */
 #include <linux/capability.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,12 +15,12 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
+#include "../sandbox/reaper.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
@@ -51,8 +49,7 @@ void exec_fds_close(struct exec_fds *f)
         closep(&f->reaper_pidfd);
 }
 
-/* The pipes, made before joining (host side). */
-static int make_host_fds(const struct exec_request *rq, struct exec_fds *f, struct sbx_error *e)
+int exec_host_pipes(const struct exec_request *rq, struct exec_fds *f, struct sbx_error *e)
 {
         if (rq->tty)
                 return 0;
@@ -84,107 +81,15 @@ static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f, st
         f->pty_slave = ioctl(f->pty_master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (f->pty_slave < 0)
                 return sbx_internal(e, errno, "failed to open the pty's terminal side");
-        struct winsize ws;
-        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
-                (void)ioctl(f->pty_master, TIOCSWINSZ, &ws);
+        exec_pty_size_from_caller(f->pty_master);
         return 0;
 }
 
-static void report(int fd, const struct exec_report *r)
+void exec_pty_size_from_caller(int pty_master)
 {
-        (void)RETRY_EINTR(send(fd, r, sizeof(*r), MSG_NOSIGNAL));
-}
-
-/*
- * B after C ended and the client hung up: keep reading (and dropping) what background
- * processes still write, so they never get SIGPIPE, and reap them; leave when none is left.
- */
-_noreturn_ static void reaper_drain(const struct exec_fds *f, int sigfd)
-{
-        struct pollfd p[4] = {{.fd = sigfd, .events = POLLIN},
-                              {.fd = f->out[0], .events = POLLIN},
-                              {.fd = f->err[0], .events = POLLIN},
-                              {.fd = f->pty_master, .events = POLLIN}};
-        char sink[16384];
-        for (;;) {
-                while (waitpid(-1, NULL, WNOHANG) > 0)
-                        ;
-                if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
-                        _exit(0);
-                if (poll(p, ARRAY_SIZE(p), -1) < 0 && errno != EINTR)
-                        _exit(1);
-                if (p[0].revents) {
-                        struct signalfd_siginfo si;
-                        if (read(sigfd, &si, sizeof(si)) < 0 && errno != EAGAIN)
-                                _exit(1);
-                }
-                for (size_t i = 1; i < ARRAY_SIZE(p); i++) {
-                        if (!p[i].revents)
-                                continue;
-                        if (read(p[i].fd, sink, sizeof(sink)) <= 0)
-                                p[i].fd = -1; /* EOF, or EIO once the pty has no writer */
-                }
-        }
-}
-
-/* Every descendant of this process, from /proc/<pid>/task/<tid>/children. */
-static size_t collect_descendants(pid_t root, pid_t *out, size_t cap)
-{
-        size_t n = 0, next = 0;
-        pid_t cur = root;
-        for (;;) {
-                char path[64];
-                snprintf(path, sizeof(path), "/proc/%d/task", (int)cur);
-                _cleanup_closedir_ DIR *d = opendir(path);
-                struct dirent *de;
-                while (d && (de = readdir(d))) {
-                        if (de->d_name[0] == '.')
-                                continue;
-                        char cpath[320];
-                        snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int)cur,
-                                 de->d_name);
-                        _cleanup_fclose_ FILE *f = fopen(cpath, "re");
-                        int pid;
-                        while (f && n < cap && fscanf(f, "%d", &pid) == 1)
-                                out[n++] = pid;
-                }
-                if (next >= n)
-                        return n;
-                cur = out[next++];
-        }
-}
-
-/*
- * Kill everything the command started. B is a child subreaper, so every orphan of the
- * command's tree is re-parented to B and stays visible here; each round kills all it sees, and
- * a process forked meanwhile can only come from one killed in this round.
- */
-static void kill_tree(void)
-{
-        static pid_t pids[65536];
-        for (int round = 0; round < 10000; round++) {
-                size_t n = collect_descendants(getpid(), pids, ARRAY_SIZE(pids));
-                if (n == 0)
-                        return;
-                for (size_t i = 0; i < n; i++)
-                        (void)kill(pids[i], SIGKILL);
-                while (waitpid(-1, NULL, WNOHANG) > 0)
-                        ;
-        }
-}
-
-/* B's report of C's start: 0 when execve succeeded, else C's error is forwarded. */
-static bool reaper_forward_exec_error(int errfd, int status_fd)
-{
-        struct sbx_error ce;
-        ssize_t n = RETRY_EINTR(read(errfd, &ce, sizeof(ce)));
-        if (n != (ssize_t)sizeof(ce))
-                return false;
-        struct exec_report r = {.kind = REPORT_EXEC_ERROR, .exit_code = ce.exit_code};
-        snprintf(r.code, sizeof(r.code), "%s", ce.code ? ce.code : "internal");
-        snprintf(r.message, sizeof(r.message), "%s", ce.message);
-        report(status_fd, &r);
-        return true;
+        struct winsize ws;
+        if (ioctl(STDIN_FILENO, TIOCGWINSZ, &ws) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0)
+                (void)ioctl(pty_master, TIOCSWINSZ, &ws);
 }
 
 /* Keep only CAP_KILL: B must be able to kill the command's tree, nothing else. */
@@ -203,30 +108,6 @@ static void cgroup_failed(struct sbx_error *ce, int err)
                  "failed to move the command into the session's cgroup");
 }
 
-/* B could not start C: say why instead of vanishing. */
-_noreturn_ static void reaper_fail(int status_fd, const struct sbx_error *ce)
-{
-        struct exec_report rep = {.kind = REPORT_EXEC_ERROR, .exit_code = EXIT_SBX_FAILED};
-        snprintf(rep.code, sizeof(rep.code), "internal");
-        snprintf(rep.message, sizeof(rep.message), "%s", ce->message);
-        report(status_fd, &rep);
-        struct exec_report done = {.kind = REPORT_EXIT, .status = EXIT_SBX_FAILED << 8};
-        report(status_fd, &done);
-        _exit(EXIT_SBX_FAILED);
-}
-
-/*
- * B's first word on the status socket, before any report: its own pidfd (the client's timeout
- * waits on it), or no fd at all, which asks the client to start over with B outside the
- * session's cgroup (see the caller).
- */
-static void reaper_hello(int status_fd, bool retry_outside)
-{
-        _cleanup_close_ int self = retry_outside ? -1 : sys_pidfd_open(getpid(), 0);
-        if ((!retry_outside && self < 0) || sync_send_ok_fd(status_fd, self) < 0)
-                _exit(EXIT_SBX_FAILED);
-}
-
 /* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
 _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                                    struct cgroup_exec *cx, const int *ns, bool in_init_cgroup)
@@ -239,13 +120,8 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         /* The caller's stdio never stays in a process the session can see. */
         for (int i = 0; i < 3; i++)
                 (void)dup2(f->null, i);
-        (void)prctl(PR_SET_NAME, "sbx-reaper");
-        (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
         sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGCHLD);
-        sigprocmask(SIG_BLOCK, &set, NULL);
-        int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        int sigfd = reaper_become(&set);
         int errp[2];
         if (sigfd < 0 || pipe2(errp, O_CLOEXEC) < 0)
                 _exit(EXIT_SBX_FAILED);
@@ -313,38 +189,13 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         if (seccomp_apply(spec->seccomp, &se) < 0)
                 _exit(EXIT_SBX_FAILED);
 
-        bool c_alive = true;
-        if (reaper_forward_exec_error(errp[0], f->status[1]))
-                c_alive = true; /* C exits right after reporting; reaped below */
-        close(errp[0]);
-
-        struct pollfd p[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = f->status[1], .events = 0}};
-        for (;;) {
-                if (poll(p, 2, -1) < 0 && errno != EINTR)
-                        _exit(1);
-                if (p[0].revents) {
-                        struct signalfd_siginfo si;
-                        while (read(sigfd, &si, sizeof(si)) > 0)
-                                ;
-                        int st;
-                        pid_t w;
-                        while ((w = waitpid(-1, &st, WNOHANG)) > 0)
-                                if (w == c) {
-                                        c_alive = false;
-                                        struct exec_report r = {.kind = REPORT_EXIT, .status = st};
-                                        report(f->status[1], &r);
-                                }
-                }
-                if (p[1].revents & (POLLHUP | POLLERR)) {
-                        /* The client is gone. Before C ended, that means "kill it all". */
-                        if (c_alive) {
-                                kill_tree();
-                                _exit(1);
-                        }
-                        close(f->status[1]);
-                        reaper_drain(f, sigfd);
-                }
-        }
+        struct reaper_fds k = {.status = f->status[1],
+                               .out = f->out[0],
+                               .err = f->err[0],
+                               .pty = f->pty_master,
+                               .sigfd = sigfd,
+                               .errfd = errp[0]};
+        reaper_watch(&k, c);
 }
 
 /* Present only in sanitizer builds (weak: NULL otherwise). */
@@ -420,7 +271,7 @@ static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
  * command that fills a tmpfs of that size would be killed by SIGXFSZ instead. The limit still
  * bounds sparse files and files on writable volumes.
  */
-static uint64_t fsize_for_disk(uint64_t disk)
+uint64_t exec_fsize_for_disk(uint64_t disk)
 {
         const uint64_t slack = UINT64_C(1) << 20;
         return disk > UINT64_MAX - slack ? 0 : disk + slack;
@@ -430,14 +281,14 @@ static void fill_spec(const struct exec_request *rq, const struct session_state 
                       struct exec_fds *f, char **env, struct exec_spec *spec)
 {
         *spec = (struct exec_spec){
-                .argv = rq->argv,
-                .envp = env,
-                .workdir = rq->workdir ? rq->workdir : st->workdir,
-                .tty = rq->tty,
-                .errfd = -1,
-                .seccomp = st->seccomp,
-                .nofile = st->nofile,
-                .fsize = fsize_for_disk(st->disk_bytes),
+            .argv = rq->argv,
+            .envp = env,
+            .workdir = rq->workdir ? rq->workdir : st->workdir,
+            .tty = rq->tty,
+            .errfd = -1,
+            .seccomp = st->seccomp,
+            .nofile = st->nofile,
+            .fsize = exec_fsize_for_disk(st->disk_bytes),
         };
         if (rq->tty) {
                 spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = f->pty_slave;
@@ -448,7 +299,7 @@ static void fill_spec(const struct exec_request *rq, const struct session_state 
         spec->stdio[2] = rq->capture ? f->out[1] : f->err[1];
 }
 
-static char **exec_env(const struct exec_request *rq, const struct session_state *st)
+char **exec_env(const struct exec_request *rq, const struct session_state *st)
 {
         char term[128] = "TERM=xterm";
         const char *t = getenv("TERM");
@@ -469,7 +320,7 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         struct exec_spec spec;
         uint64_t start = now_monotonic_ms();
         _cleanup_strv_ char **env = exec_env(rq, st);
-        int r = env ? make_host_fds(rq, &f, e) : sbx_internal(e, ENOMEM, "out of memory");
+        int r = env ? exec_host_pipes(rq, &f, e) : sbx_internal(e, ENOMEM, "out of memory");
         /* Opened with our host credentials, before setns: what the kernel checks on write. */
         if (r == 0)
                 r = cgroup_exec_prepare(st, &cx, e);

@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 
+#include "../sandbox/reaper.h"
 #include "launch.h"
 
 /* Every fd of one exec; -1 when unused. [0] = read end, [1] = write end. */
@@ -11,7 +12,7 @@ struct exec_fds {
         int out[2], err[2], in[2];
         int status[2]; /* [0] client, [1] reaper B */
         int pty_master, pty_slave;
-        int null; /* the session's /dev/null */
+        int null;         /* the session's /dev/null */
         int reaper_pidfd; /* B (a child of the session init, not ours) */
 };
 #define EXEC_FDS_INIT                                                                              \
@@ -22,15 +23,14 @@ struct exec_fds {
 
 void exec_fds_close(struct exec_fds *f);
 
-/* B -> client over the status socket. */
-enum { REPORT_EXIT = 1, REPORT_EXEC_ERROR = 2 };
-struct exec_report {
-        int32_t kind;
-        int32_t status;    /* REPORT_EXIT: the wait status of C */
-        int32_t exit_code; /* REPORT_EXEC_ERROR: 125/126/127 */
-        char code[32];
-        char message[1024];
-};
+/* The command's pipes (host side; none with a pty). */
+int exec_host_pipes(const struct exec_request *rq, struct exec_fds *f, struct sbx_error *e);
+/* The command's environment: the session's, the request's additions, TERM with a pty. */
+char **exec_env(const struct exec_request *rq, const struct session_state *st);
+/* RLIMIT_FSIZE for a session whose writable layer holds disk bytes (0: none). */
+uint64_t exec_fsize_for_disk(uint64_t disk);
+/* Set the pty's size from the caller's terminal, when it has one. */
+void exec_pty_size_from_caller(int pty_master);
 
 /* Relay stdin/stdout/stderr (or the pty) until C ends or the timeout hits. */
 int relay_run(struct exec_fds *f, const struct exec_request *rq, uint64_t timeout_ms,

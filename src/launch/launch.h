@@ -57,7 +57,7 @@ struct cgroup_session;
  * built (sync points #1 and #2). On failure nothing is left: the init is killed and reaped.
  * The init dies with the calling process (PDEATHSIG).
  */
-int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
+int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
                   struct session_proc *out, struct sbx_error *e);
 /* SIGKILL the proxy and the init (its whole pid namespace dies) and reap them. */
 void session_kill(struct session_proc *p);
@@ -97,6 +97,13 @@ struct exec_result {
         struct buf output;           /* captured output (capture mode) */
         struct sbx_error exec_error; /* set when the command could not be started (126/127) */
 };
+
+/*
+ * Run rq through the session init's exec server, connected on chan (taken). 1 when the server
+ * cannot take it (the caller joins the session instead: nothing was started), 0, or an error.
+ */
+int exec_handoff(int chan, const struct session_state *st, const struct exec_request *rq,
+                 struct exec_result *res, struct sbx_error *e);
 
 /* Join the session with namespaces ns and state st, and run rq in it. */
 int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,

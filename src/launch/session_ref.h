@@ -11,12 +11,22 @@ struct session_ref {
         int pidfd; /* the session init */
         int ns[SESSION_NS_COUNT];
         int auditfd; /* the session's audit log, -1 when it cannot be opened */
+        int server;  /* connection to the init's exec server, -1 when there is none */
         struct session_state st;
 };
 #define SESSION_REF_INIT                                                                           \
         {                                                                                          \
-                .ctl = -1, .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .auditfd = -1          \
+                .ctl = -1, .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .auditfd = -1,         \
+                .server = -1                                                                       \
         }
 
-int session_ref_open(const char *id_or_name, struct session_ref *s, struct sbx_error *e);
+/*
+ * Find the session and hold it. via_server: connect to the init's exec server when it answers,
+ * and only tell the supervisor that an exec runs; otherwise (or when it does not answer) get
+ * the init's pidfd and namespaces from the supervisor, as session_ref_join() does.
+ */
+int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_server,
+                     struct sbx_error *e);
+/* The init's pidfd and namespaces, for joining the session from here. */
+int session_ref_join(struct session_ref *s, const char *id_or_name, struct sbx_error *e);
 void session_ref_close(struct session_ref *s);

@@ -183,7 +183,7 @@ static pid_t clone_init(unsigned long flags, const struct cgroup_session *cg, bo
         return sys_clone_flags(flags);
 }
 
-int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
+int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
                   struct session_proc *out, struct sbx_error *e)
 {
         int sp[2];
@@ -210,7 +210,7 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg,
                            : sbx_internal(e, errno, "failed to create the session");
         if (pid == 0) {
                 closep(&parent_end);
-                session_init_main(c, child_end);
+                session_init_main(c, child_end, exec_fd);
         }
         closep(&child_end);
 

@@ -77,6 +77,22 @@ static int listen_ctl(struct supervisor *s, struct sbx_error *e)
         return 0;
 }
 
+/*
+ * The session init's exec socket (sandbox/exec_server.c), bound in the session directory next
+ * to ctl. Only the init keeps it: were the supervisor to hold it too, a client could connect
+ * after the init died and wait for an accept that never comes.
+ */
+static int listen_exec(struct supervisor *s, int *ret, struct sbx_error *e)
+{
+        struct sockaddr_un sa = {.sun_family = AF_UNIX};
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/exec", s->sessfd);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0)
+                return sbx_internal(e, errno, "failed to create the exec socket");
+        *ret = TAKE_FD(fd);
+        return 0;
+}
+
 /* An audit dir that cannot take the log fails the create: a session is never unaudited. */
 static int open_audit(struct supervisor *s, struct sbx_error *e)
 {
@@ -112,8 +128,12 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         if (r < 0)
                 return r;
         cgroup_session_to_state(&s->cg, &s->st);
-        if ((r = session_spawn(s->cfg, &s->cg, &s->init, e)) < 0)
+        _cleanup_close_ int execfd = -1;
+        if ((r = listen_exec(s, &execfd, e)) < 0)
                 return r;
+        if ((r = session_spawn(s->cfg, &s->cg, execfd, &s->init, e)) < 0)
+                return r;
+        closep(&execfd);
         if ((r = listen_ctl(s, e)) < 0)
                 return r;
         if ((r = open_audit(s, e)) < 0)
@@ -217,12 +237,14 @@ static void handle_request(struct supervisor *s, int fd)
         unsigned long long ttl;
         char reply[128];
 
-        if (strcmp(req, "EXEC") == 0) {
+        if (strcmp(req, "EXEC") == 0 || strcmp(req, "HOLD") == 0) {
+                /* HOLD: an exec through the init's own server, which needs no fds of ours */
                 if (fd < MAX_CLIENTS && !s->exec_conn[fd]) {
                         s->exec_conn[fd] = true;
                         s->busy++;
                 }
-                send_session_fds(s, fd);
+                if (req[0] == 'E')
+                        send_session_fds(s, fd);
         } else if (strcmp(req, "PING") == 0) {
                 send_reply(fd, "OK");
         } else if (sscanf(req, "RENEW %llu", &ttl) == 1) {
@@ -241,19 +263,32 @@ static void handle_request(struct supervisor *s, int fd)
         }
 }
 
-static void accept_client(struct supervisor *s)
+static int accept_client(struct supervisor *s)
 {
         int fd = accept4(s->listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
-                return;
+                return -1;
         struct ucred cred;
         socklen_t len = sizeof(cred);
         /* Only the session's owner may talk to it (the runtime dir is 0700 too). */
         if (fd >= MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
             cred.uid != geteuid() || epoll_add(s->epfd, fd) < 0) {
                 close(fd);
-                return;
+                return 0;
         }
+        return fd;
+}
+
+/*
+ * Before the TTL ends the session: take the requests already waiting, so an exec that sent its
+ * HOLD (without waiting for an answer) just before the timer fired counts as running.
+ */
+static void take_waiting_requests(struct supervisor *s)
+{
+        int fd;
+        while ((fd = accept_client(s)) >= 0)
+                if (fd > 0)
+                        handle_request(s, fd);
 }
 
 _noreturn_ static void event_loop(struct supervisor *s)
@@ -275,11 +310,12 @@ _noreturn_ static void event_loop(struct supervisor *s)
                                         continue;
                                 if (s->st.ttl_sec == 0)
                                         continue;
+                                take_waiting_requests(s);
                                 if (s->busy == 0)
                                         end_session(s, "expired", NULL);
                                 s->expiry_pending = true;
                         } else if (fd == s->listenfd) {
-                                accept_client(s);
+                                (void)accept_client(s);
                         } else {
                                 handle_request(s, fd);
                         }

@@ -57,3 +57,17 @@ int creds_lock_down(struct sbx_error *e)
                 return sbx_internal(e, errno, "failed to set no_new_privs");
         return 0;
 }
+
+int creds_set_helper_uid(uid_t helper)
+{
+        /* From uid 0 with CAP_SETUID: any id of the namespace; EINVAL where it maps only 0. */
+        return helper != 0 && setresuid(helper, 0, helper) == 0 ? 0 : -errno;
+}
+
+int creds_leave_helper_uid(struct sbx_error *e)
+{
+        /* No capability needed: 0 is our effective uid. */
+        if (setresuid(0, 0, 0) < 0)
+                return sbx_internal(e, errno, "failed to become uid 0 of the session");
+        return 0;
+}

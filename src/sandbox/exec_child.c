@@ -93,6 +93,8 @@ static int step_rlimits(const struct exec_spec *s, struct sbx_error *e)
  */
 static int step_oom_first(const struct exec_spec *s, struct sbx_error *e)
 {
+        if (s->confined)
+                return 0; /* the init raised it for B, whose value C inherits */
         _cleanup_close_ int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
         if (fd >= 0)
                 (void)write_all(fd, "1000", 4);
@@ -121,15 +123,17 @@ _noreturn_ void exec_child_run(const struct exec_spec *s)
                 r = step_session(s, &e);
         if (r == 0)
                 r = step_oom_first(s, &e);
+        /* A child of the session init has its final capabilities and filter already, and
+         * only leaves the init's uid split. */
         if (r == 0)
-                r = creds_become_sandbox_user(&e);
+                r = s->confined ? creds_leave_helper_uid(&e) : creds_become_sandbox_user(&e);
         if (r == 0)
                 r = step_workdir(s, &e);
         if (r == 0)
                 r = step_rlimits(s, &e);
         if (r == 0)
                 r = step_close_fds(s, &e);
-        if (r == 0)
+        if (r == 0 && !s->confined)
                 r = creds_lock_down(&e);
         /*
          * Until execve this process runs sbx code as the sandbox's own uid, and the uid change
@@ -139,14 +143,14 @@ _noreturn_ void exec_child_run(const struct exec_spec *s)
          */
         if (r == 0 && prctl(PR_SET_DUMPABLE, 0) < 0)
                 r = sbx_internal(&e, errno, "failed to make the process non-dumpable");
-        if (r == 0)
+        if (r == 0 && !s->confined)
                 r = seccomp_apply(s->seccomp, &e);
         if (r == 0) {
                 environ = s->envp;
                 execvp(s->argv[0], s->argv);
                 int err = errno;
-                r = sbx_fail(&e, err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE,
-                             "not_found", err, "failed to execute '%s'", s->argv[0]);
+                r = sbx_fail(&e, err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE, "not_found",
+                             err, "failed to execute '%s'", s->argv[0]);
         }
         (void)write_all(s->errfd, &e, sizeof(e));
         _exit(e.exit_code ? e.exit_code : EXIT_SBX_FAILED);

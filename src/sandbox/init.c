@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The session init: pid 1 of the session. It builds the root, reports ready, then does the
- * only thing pid 1 must do: reap. It is a fork of sbx that never execs, so it is made
- * non-dumpable before anything inside can see it (CVE-2019-5736: /proc/1/exe is the sbx binary).
+ * The session init: pid 1 of the session. It builds the root, reports ready, then does what
+ * pid 1 must do, reap, and serves exec requests (exec_server.c). It is a fork of sbx that never
+ * execs, so it is made non-dumpable before anything inside can see it (CVE-2019-5736: /proc/1/exe
+ * is the sbx binary).
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -17,9 +19,13 @@
 #include "sandbox.h"
 #include "seccomp.h"
 
-static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error *e)
+static int init_setup(const struct sbx_config *c, int sync_fd, int *oom_fd, struct sbx_error *e)
 {
         struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1};
+
+        /* While we are still dumpable and our /proc files our own: the one chance to open
+         * oom_score_adj for writing (exec_server.c raises it around each fork of a reaper). */
+        *oom_fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
 
         /* #1: the supervisor has written our uid/gid maps (and opened our namespaces) */
         int r = sync_wait_fd(sync_fd, "the supervisor", &src.usr_tree_fd, e);
@@ -42,14 +48,35 @@ static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error 
         return r;
 }
 
-_noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd)
+/*
+ * Whatever the spawning process blocked, ignored or handled (the supervisor blocks SIGTERM and
+ * ignores SIGPIPE) must not reach the commands forked from us: back to the defaults.
+ */
+static void signals_reset(void)
+{
+        struct sigaction dfl = {.sa_handler = SIG_DFL};
+        for (int sig = 1; sig < NSIG; sig++)
+                if (sig != SIGKILL && sig != SIGSTOP)
+                        (void)sigaction(sig, &dfl, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+_noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int exec_fd)
 {
         struct sbx_error e = {0};
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void)prctl(PR_SET_NAME, "sbx-init");
+        signals_reset();
 
-        int r = init_setup(c, sync_fd, &e);
+        int oom_fd;
+        int r = init_setup(c, sync_fd, &oom_fd, &e);
+        /* Out of the command's reach (creds_set_helper_uid); best effort: an unprivileged
+         * session has no second uid. */
+        if (r == 0 && c->uid_range_count > 1)
+                (void)creds_set_helper_uid((uid_t)(c->uid_range_count - 1));
         if (r == 0) {
                 /* credential changes reset dumpable: set it again */
                 (void)prctl(PR_SET_DUMPABLE, 0);
@@ -68,16 +95,18 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd)
         /* #2: ready */
         if (sync_send_ok(sync_fd) < 0)
                 _exit(1);
-        (void)sys_close_range(3, ~0U, 0);
-
-        sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGCHLD);
-        sigprocmask(SIG_BLOCK, &set, NULL);
-        for (;;) {
-                int sig;
-                while (waitpid(-1, NULL, WNOHANG) > 0)
-                        ;
-                (void)sigwait(&set, &sig);
-        }
+        /* Everything else goes: the exec channel stays as fd 3, oom_score_adj as fd 4 (-1
+         * when missing: the payload then keeps the init's score, as an unprivileged exec
+         * from outside would). Both are moved up first: either may be 3 or 4 already. */
+        int up[2] = {exec_fd >= 0 ? fcntl(exec_fd, F_DUPFD_CLOEXEC, 5) : -1,
+                     oom_fd >= 0 ? fcntl(oom_fd, F_DUPFD_CLOEXEC, 5) : -1};
+        for (int i = 0; i < 2; i++)
+                if (up[i] >= 0 && dup3(up[i], 3 + i, O_CLOEXEC) < 0)
+                        _exit(1);
+        (void)sys_close_range(up[0] >= 0 || up[1] >= 0 ? 5 : 3, ~0U, 0);
+        if (up[0] < 0)
+                (void)close(3);
+        if (up[1] < 0)
+                (void)close(4);
+        exec_server_run(up[0] >= 0 ? 3 : -1, up[1] >= 0 ? 4 : -1);
 }

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "../config/config.h"
 #include "../shared/error.h"
@@ -16,6 +17,17 @@ int netif_loopback_up(struct sbx_error *e);
  * where the kernel lets us drop them.
  */
 int creds_become_sandbox_user(struct sbx_error *e);
+
+/*
+ * The uid split of sbx's own processes inside (the init and the reapers it forks): real and
+ * saved uid helper, effective uid 0, so that files and the pty work as for uid 0 while the
+ * command (all uid 0) cannot signal them: a kill needs the sender's real or effective uid to
+ * be the target's real or saved one. Needs CAP_SETUID; -EINVAL where the session maps uid 0
+ * alone (an unprivileged sbx), which keeps uid 0 throughout.
+ */
+int creds_set_helper_uid(uid_t helper);
+/* In the command, forked from such a process: become plain uid 0 (real, effective, saved). */
+int creds_leave_helper_uid(struct sbx_error *e);
 
 /*
  * Drop every capability (effective, permitted, inheritable, ambient, bounding), lock the
@@ -34,19 +46,28 @@ int creds_drop_caps(uint64_t keep);
  * SOCK_SEQPACKET end shared with the supervisor (sync points #1 and #2 of docs/DESIGN.md).
  * Never returns.
  */
-_noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd);
+_noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int exec_fd);
+
+/*
+ * The init's life once ready (exec_server.c): reap, and start a reaper B for each exec request
+ * on exec_fd: a listening socket (a session from `create`: one B per connection), a connected
+ * one (`run`: one B at once, which waits for the request), or -1 (reap only). oom_fd: the
+ * init's own oom_score_adj, open for writing, or -1.
+ */
+_noreturn_ void exec_server_run(int exec_fd, int oom_fd);
 
 /* What the last process before the payload needs (docs/DESIGN.md, exec). */
 struct exec_spec {
         char **argv;
         char **envp;
         const char *workdir;
-        int stdio[3];      /* fds to install as 0, 1, 2 */
-        bool tty;          /* stdio[0] is a pty slave: make it the controlling terminal */
-        int errfd;         /* CLOEXEC: receives the errno of a failed step */
+        int stdio[3]; /* fds to install as 0, 1, 2 */
+        bool tty;     /* stdio[0] is a pty slave: make it the controlling terminal */
+        int errfd;    /* CLOEXEC: receives the errno of a failed step */
         enum sbx_seccomp_profile seccomp;
         uint64_t nofile;
-        uint64_t fsize;    /* RLIMIT_FSIZE */
+        uint64_t fsize; /* RLIMIT_FSIZE */
+        bool confined;  /* a child of the session init: its uid, capabilities and filter */
 };
 
 /* The exec checklist; runs in the final child and never returns (exit 125/126/127 on error). */

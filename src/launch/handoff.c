@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * An exec handed to the session init's own server (sandbox/exec_server.c): the client sends
+ * the request with its pipes and relays, as after joining (join.c), but joins nothing itself.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include "../sandbox/exec_wire.h"
+#include "../shared/macros.h"
+#include "../shared/sync.h"
+#include "../shared/util.h"
+#include "cgroup.h"
+#include "join.h"
+#include "launch.h"
+
+static int send_request(int chan, const struct exec_request *rq, const struct session_state *st,
+                        char **env, const struct exec_fds *f)
+{
+        struct exec_wire w = {
+            .flags = (rq->tty ? EXEC_WIRE_TTY : 0) |
+                     (!rq->tty && rq->interactive ? EXEC_WIRE_STDIN : 0) |
+                     (!rq->tty && !rq->capture ? EXEC_WIRE_STDERR : 0),
+            .nofile = st->nofile,
+            .fsize = exec_fsize_for_disk(st->disk_bytes),
+            .workdir = rq->workdir ? rq->workdir : st->workdir,
+            .argv = rq->argv,
+            .envp = env,
+            .fds = {f->out[1], f->out[0], f->err[1], f->err[0], f->in[0]},
+        };
+        return exec_wire_send(chan, &w);
+}
+
+/*
+ * B's first words: the pty's master with -T, then its pidfd. 0, 1 when the client is to start
+ * the command itself, or an error. 1: B asks so (the session's pids are all taken), or the
+ * connection was reset, which only happens when it closed with the request unread: the init
+ * could not fork B, or it ended.
+ */
+static int wait_reaper(struct exec_fds *f, bool tty, struct sbx_error *e)
+{
+        int r = 0;
+        if (tty && (r = sync_wait_fd(f->status[0], "the command's reaper", &f->pty_master, e)) == 0)
+                exec_pty_size_from_caller(f->pty_master);
+        if (r == 0)
+                r = sync_wait_fd(f->status[0], "the command's reaper", &f->reaper_pidfd, e);
+        if (r == -ECONNRESET) {
+                *e = (struct sbx_error){0};
+                return 1;
+        }
+        return r == 0 && f->reaper_pidfd < 0 ? 1 : r;
+}
+
+int exec_handoff(int chan, const struct session_state *st, const struct exec_request *rq,
+                 struct exec_result *res, struct sbx_error *e)
+{
+        struct exec_fds f = EXEC_FDS_INIT;
+        struct cgroup_exec cx = CGROUP_EXEC_INIT;
+        f.status[0] = chan;
+        uint64_t start = now_monotonic_ms();
+        int r = cgroup_exec_prepare_inside(st, &cx, e);
+        _cleanup_strv_ char **env = r == 0 ? exec_env(rq, st) : NULL;
+        if (r == 0 && !env)
+                r = sbx_internal(e, ENOMEM, "out of memory");
+        if (r == 0)
+                r = exec_host_pipes(rq, &f, e);
+        /* Too big for one message, or the init is gone: the caller takes its own path. */
+        if (r == 0 && send_request(chan, rq, st, env, &f) < 0)
+                r = 1;
+        /* B has its copies now; the client keeps the read ends and stdin's write end. */
+        closep(&f.out[1]);
+        closep(&f.err[1]);
+        closep(&f.in[0]);
+        if (r == 0)
+                r = wait_reaper(&f, rq->tty, e);
+        if (r != 0) {
+                (void)cgroup_exec_finish(&cx);
+                exec_fds_close(&f);
+                return r;
+        }
+        uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000;
+        r = relay_run(&f, rq, timeout_ms, res, e);
+        res->duration_ms = now_monotonic_ms() - start;
+        res->oom_killed =
+            cgroup_exec_finish(&cx) && !res->timed_out && res->exit_code == 128 + SIGKILL;
+        exec_fds_close(&f);
+        return r;
+}

@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The session init as exec server (docs/DESIGN.md, "exec"). Once the root is built the init
+ * has everything a command needs: the session's namespaces and cgroups, uid 0 of the session,
+ * no capabilities, no_new_privs and the session's seccomp filter. A reaper B forked from it
+ * inherits all of that, and so does the command C that B forks: neither joins, moves, drops or
+ * loads anything. That is most of what an exec cost when the client joined the session itself
+ * (launch/join.c, still the path when this one cannot serve): three forks of the client, a
+ * cgroup migration on v1 hosts, and a seccomp program loaded per exec.
+ *
+ * Only the host side can reach the server: its listening socket is bound in the session's
+ * runtime directory, which nothing inside sees, and only the init holds it. The init never
+ * reads a request itself: each connection goes to a fresh B, so a malformed one can only end
+ * that B.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/sync.h"
+#include "../shared/util.h"
+#include "exec_wire.h"
+#include "reaper.h"
+#include "sandbox.h"
+
+/* The pty of a -T exec, in the session's own devpts; its master goes to the client. */
+static int open_pty(int *master, int *slave, struct sbx_error *e)
+{
+        *master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
+        if (*master < 0)
+                return sbx_internal(e, errno, "failed to allocate a pty in the session");
+        int unlock = 0;
+        if (ioctl(*master, TIOCSPTLCK, &unlock) < 0)
+                return sbx_internal(e, errno, "failed to unlock the pty");
+        *slave = ioctl(*master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (*slave < 0)
+                return sbx_internal(e, errno, "failed to open the pty's terminal side");
+        return 0;
+}
+
+static void spec_from_wire(const struct exec_wire *w, int null, int pty_slave, int errfd,
+                           struct exec_spec *spec)
+{
+        *spec = (struct exec_spec){.argv = w->argv,
+                                   .envp = w->envp,
+                                   .workdir = w->workdir,
+                                   .tty = w->flags & EXEC_WIRE_TTY,
+                                   .errfd = errfd,
+                                   .seccomp = SBX_SECCOMP_UNCONFINED, /* inherited */
+                                   .nofile = w->nofile,
+                                   .fsize = w->fsize,
+                                   .confined = true};
+        if (spec->tty) {
+                spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = pty_slave;
+                return;
+        }
+        spec->stdio[0] = w->fds[WIRE_IN_R] >= 0 ? w->fds[WIRE_IN_R] : null;
+        spec->stdio[1] = w->fds[WIRE_OUT_W];
+        spec->stdio[2] = w->fds[WIRE_ERR_W] >= 0 ? w->fds[WIRE_ERR_W] : w->fds[WIRE_OUT_W];
+}
+
+struct command_args {
+        const struct exec_spec *spec;
+        const sigset_t *blocked;
+        int err_read_end;
+};
+
+_noreturn_ static int command_main(void *arg)
+{
+        const struct command_args *a = arg;
+        sigprocmask(SIG_UNBLOCK, a->blocked, NULL);
+        close(a->err_read_end);
+        exec_child_run(a->spec);
+}
+
+/*
+ * Start C. It borrows B's memory until its execve (CLONE_VM | CLONE_VFORK, on a stack of its
+ * own, as posix_spawn does): copying B's address space for a process that replaces it at once
+ * was the biggest single cost left in an exec (~0.15 ms on this kind of machine). C only runs
+ * exec_child_run(), which touches nothing of B's but environ, and B waits meanwhile. The
+ * sanitizers cannot follow a process that shares their memory: those builds fork.
+ */
+static pid_t spawn_command(const struct exec_spec *spec, const sigset_t *blocked, int err_read_end)
+{
+        struct command_args a = {.spec = spec, .blocked = blocked, .err_read_end = err_read_end};
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+        pid_t c = fork();
+        if (c == 0)
+                command_main(&a);
+        return c;
+#else
+        const size_t size = 256 * 1024, guard = 4096;
+        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        if (stack == MAP_FAILED)
+                return -1;
+        pid_t c = -1;
+        if (mprotect(stack, guard, PROT_NONE) == 0)
+                c = clone(command_main, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+        int err = errno;
+        (void)munmap(stack, size);
+        errno = err;
+        return c;
+#endif
+}
+
+/* B, forked by the init for the connection conn; listen_fd is the init's (closed at once). */
+_noreturn_ static void serve_one(int conn, int listen_fd)
+{
+        if (listen_fd >= 0)
+                close(listen_fd);
+        struct sbx_error e = {0};
+        struct exec_wire w;
+        int r = exec_wire_recv(conn, &w);
+        if (r == -ECONNRESET)
+                _exit(0); /* the client left without asking (run took its own path) */
+        if (r < 0) {
+                sbx_internal(&e, -r, "malformed exec request");
+                (void)sync_send_error(conn, &e);
+                _exit(EXIT_SBX_FAILED);
+        }
+        int null = open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (null < 0) {
+                sbx_internal(&e, errno, "failed to open the session's /dev/null");
+                (void)sync_send_error(conn, &e);
+                _exit(EXIT_SBX_FAILED);
+        }
+        for (int i = 0; i < 3; i++)
+                (void)dup2(null, i);
+        int master = -1, slave = -1;
+        if ((w.flags & EXEC_WIRE_TTY) &&
+            (open_pty(&master, &slave, &e) < 0 || sync_send_ok_fd(conn, master) < 0)) {
+                (void)sync_send_error(conn, &e);
+                _exit(EXIT_SBX_FAILED);
+        }
+        sigset_t set;
+        int sigfd = reaper_become(&set);
+        int errp[2];
+        if (sigfd < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+                sbx_internal(&e, errno, "failed to set up the command's reaper");
+                (void)sync_send_error(conn, &e);
+                _exit(EXIT_SBX_FAILED);
+        }
+        struct exec_spec spec;
+        spec_from_wire(&w, null, slave, errp[1], &spec);
+        pid_t c = spawn_command(&spec, &set, errp[0]);
+        if (c < 0 && errno == EAGAIN) {
+                /* The session's pids are all taken: the client starts the command from outside
+                 * (launch/join.c), where a move into the cgroup is not refused by pids.max. */
+                reaper_hello(conn, true);
+                _exit(EXIT_SBX_FAILED);
+        }
+        if (c < 0) {
+                sbx_fail(&e, EXIT_SBX_FAILED, "internal", errno, "failed to start the command");
+                reaper_hello(conn, false);
+                reaper_fail(conn, &e);
+        }
+        reaper_hello(conn, false);
+        close(errp[1]);
+        struct reaper_fds k = {.status = conn,
+                               .out = w.fds[WIRE_OUT_R],
+                               .err = w.fds[WIRE_ERR_R],
+                               .pty = master,
+                               .sigfd = sigfd,
+                               .errfd = errp[0]};
+        int keep[] = {k.status, k.out, k.err, k.pty, k.sigfd, k.errfd};
+        close_all_except(keep, ARRAY_SIZE(keep));
+        reaper_watch(&k, c);
+}
+
+/* The init's fds that B closes first. */
+struct server_fds {
+        int listen, sigfd, oom;
+        char oom_saved[16]; /* the init's own oom_score_adj, "" when unknown */
+};
+
+static void set_oom(int oom_fd, const char *value)
+{
+        if (oom_fd >= 0 && value[0] && pwrite(oom_fd, value, strlen(value), 0) < 0)
+                return; /* best effort, as from outside */
+}
+
+/*
+ * Fork B for conn; on failure (the session's pids are all taken?) the client goes around.
+ * Nothing here may end the init.
+ * The payload must be the OOM killer's first choice, before the init (tmpfs pages belong to no
+ * process, so a small command filling /tmp could otherwise get the init, and the session,
+ * killed). B and C cannot raise their own score: they are non-dumpable, so their /proc files
+ * belong to host root. The init raises its own around the fork, and B, C and everything the
+ * command starts inherit 1000.
+ */
+static void start_reaper(int conn, const struct server_fds *s)
+{
+        set_oom(s->oom, "1000");
+        pid_t b = fork();
+        if (b == 0) {
+                close(s->sigfd);
+                if (s->oom >= 0)
+                        close(s->oom);
+                serve_one(conn, s->listen);
+        }
+        set_oom(s->oom, s->oom_saved);
+        /* Without a B, closing conn with the request unread is the answer: the client sees
+         * ECONNRESET, which tells it nothing was started. */
+        close(conn);
+}
+
+static void read_oom(struct server_fds *s)
+{
+        ssize_t n = s->oom >= 0 ? pread(s->oom, s->oom_saved, sizeof(s->oom_saved) - 1, 0) : -1;
+        s->oom_saved[n > 0 ? n : 0] = '\0';
+        if (n <= 0 && s->oom >= 0)
+                closep(&s->oom); /* never raise what could not be put back */
+}
+
+static bool is_listening(int fd)
+{
+        int on = 0;
+        socklen_t len = sizeof(on);
+        return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
+}
+
+_noreturn_ void exec_server_run(int exec_fd, int oom_fd)
+{
+        struct server_fds s = {.listen = -1, .oom = oom_fd};
+        read_oom(&s);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        int sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+        if (sigfd < 0 && exec_fd >= 0) {
+                /* Serve nobody rather than leave clients waiting: they take their own path. */
+                close(exec_fd);
+                exec_fd = -1;
+        }
+        if (exec_fd >= 0 && !is_listening(exec_fd)) {
+                /* `run`: its one B starts now and waits for the request, while the client
+                 * finishes its own set-up. */
+                s.sigfd = sigfd;
+                start_reaper(exec_fd, &s);
+                exec_fd = -1;
+        }
+        s.listen = exec_fd;
+        s.sigfd = sigfd;
+        struct pollfd p[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = exec_fd, .events = POLLIN}};
+        for (;;) {
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                if (sigfd < 0) { /* no signalfd: reap the old way */
+                        int sig;
+                        (void)sigwait(&set, &sig);
+                        continue;
+                }
+                if (poll(p, 2, -1) < 0)
+                        continue;
+                if (p[0].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(sigfd, &si, sizeof(si)) > 0)
+                                ;
+                }
+                if (p[1].revents & POLLIN) {
+                        int conn = accept4(exec_fd, NULL, NULL, SOCK_CLOEXEC);
+                        if (conn >= 0)
+                                start_reaper(conn, &s);
+                }
+        }
+}

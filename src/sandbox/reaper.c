@@ -1,0 +1,176 @@
+/* SPDX-License-Identifier: MIT */
+/* B once C runs (reaper.h). */
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "../shared/sync.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
+#include "reaper.h"
+
+static void report(int fd, const struct exec_report *r)
+{
+        (void)RETRY_EINTR(send(fd, r, sizeof(*r), MSG_NOSIGNAL));
+}
+
+/*
+ * B after C ended and the client hung up: keep reading (and dropping) what background
+ * processes still write, so they never get SIGPIPE, and reap them; leave when none is left.
+ */
+_noreturn_ static void reaper_drain(const struct reaper_fds *k)
+{
+        struct pollfd p[4] = {{.fd = k->sigfd, .events = POLLIN},
+                              {.fd = k->out, .events = POLLIN},
+                              {.fd = k->err, .events = POLLIN},
+                              {.fd = k->pty, .events = POLLIN}};
+        char sink[16384];
+        for (;;) {
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                if (waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD)
+                        _exit(0);
+                if (poll(p, ARRAY_SIZE(p), -1) < 0 && errno != EINTR)
+                        _exit(1);
+                if (p[0].revents) {
+                        struct signalfd_siginfo si;
+                        if (read(k->sigfd, &si, sizeof(si)) < 0 && errno != EAGAIN)
+                                _exit(1);
+                }
+                for (size_t i = 1; i < ARRAY_SIZE(p); i++) {
+                        if (!p[i].revents)
+                                continue;
+                        if (read(p[i].fd, sink, sizeof(sink)) <= 0)
+                                p[i].fd = -1; /* EOF, or EIO once the pty has no writer */
+                }
+        }
+}
+
+/* Every descendant of this process, from /proc/<pid>/task/<tid>/children. */
+static size_t collect_descendants(pid_t root, pid_t *out, size_t cap)
+{
+        size_t n = 0, next = 0;
+        pid_t cur = root;
+        for (;;) {
+                char path[64];
+                snprintf(path, sizeof(path), "/proc/%d/task", (int)cur);
+                _cleanup_closedir_ DIR *d = opendir(path);
+                struct dirent *de;
+                while (d && (de = readdir(d))) {
+                        if (de->d_name[0] == '.')
+                                continue;
+                        char cpath[320];
+                        snprintf(cpath, sizeof(cpath), "/proc/%d/task/%s/children", (int)cur,
+                                 de->d_name);
+                        _cleanup_fclose_ FILE *f = fopen(cpath, "re");
+                        int pid;
+                        while (f && n < cap && fscanf(f, "%d", &pid) == 1)
+                                out[n++] = pid;
+                }
+                if (next >= n)
+                        return n;
+                cur = out[next++];
+        }
+}
+
+/*
+ * Kill everything the command started. B is a child subreaper, so every orphan of the
+ * command's tree is re-parented to B and stays visible here; each round kills all it sees, and
+ * a process forked meanwhile can only come from one killed in this round.
+ */
+static void kill_tree(void)
+{
+        static pid_t pids[65536];
+        for (int round = 0; round < 10000; round++) {
+                size_t n = collect_descendants(getpid(), pids, ARRAY_SIZE(pids));
+                if (n == 0)
+                        return;
+                for (size_t i = 0; i < n; i++)
+                        (void)kill(pids[i], SIGKILL);
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+        }
+}
+
+/* B's report of C's start: 0 when execve succeeded, else C's error is forwarded. */
+static bool reaper_forward_exec_error(int errfd, int status_fd)
+{
+        struct sbx_error ce;
+        ssize_t n = RETRY_EINTR(read(errfd, &ce, sizeof(ce)));
+        if (n != (ssize_t)sizeof(ce))
+                return false;
+        struct exec_report r = {.kind = REPORT_EXEC_ERROR, .exit_code = ce.exit_code};
+        snprintf(r.code, sizeof(r.code), "%s", ce.code ? ce.code : "internal");
+        snprintf(r.message, sizeof(r.message), "%s", ce.message);
+        report(status_fd, &r);
+        return true;
+}
+
+_noreturn_ void reaper_fail(int status_fd, const struct sbx_error *ce)
+{
+        struct exec_report rep = {.kind = REPORT_EXEC_ERROR, .exit_code = EXIT_SBX_FAILED};
+        snprintf(rep.code, sizeof(rep.code), "internal");
+        snprintf(rep.message, sizeof(rep.message), "%s", ce->message);
+        report(status_fd, &rep);
+        struct exec_report done = {.kind = REPORT_EXIT, .status = EXIT_SBX_FAILED << 8};
+        report(status_fd, &done);
+        _exit(EXIT_SBX_FAILED);
+}
+
+void reaper_hello(int status_fd, bool retry)
+{
+        _cleanup_close_ int self = retry ? -1 : sys_pidfd_open(getpid(), 0);
+        if ((!retry && self < 0) || sync_send_ok_fd(status_fd, self) < 0)
+                _exit(EXIT_SBX_FAILED);
+}
+
+int reaper_become(sigset_t *set)
+{
+        (void)prctl(PR_SET_NAME, "sbx-reaper");
+        (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
+        sigemptyset(set);
+        sigaddset(set, SIGCHLD);
+        sigprocmask(SIG_BLOCK, set, NULL);
+        return signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+_noreturn_ void reaper_watch(const struct reaper_fds *k, pid_t c)
+{
+        bool c_alive = true;
+        (void)reaper_forward_exec_error(k->errfd, k->status); /* C exits after reporting */
+        close(k->errfd);
+
+        struct pollfd p[2] = {{.fd = k->sigfd, .events = POLLIN}, {.fd = k->status, .events = 0}};
+        for (;;) {
+                if (poll(p, 2, -1) < 0 && errno != EINTR)
+                        _exit(1);
+                if (p[0].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(k->sigfd, &si, sizeof(si)) > 0)
+                                ;
+                        int st;
+                        pid_t w;
+                        while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+                                if (w == c) {
+                                        c_alive = false;
+                                        struct exec_report r = {.kind = REPORT_EXIT, .status = st};
+                                        report(k->status, &r);
+                                }
+                }
+                if (p[1].revents & (POLLHUP | POLLERR)) {
+                        /* The client is gone. Before C ended, that means "kill it all". */
+                        if (c_alive) {
+                                kill_tree();
+                                _exit(1);
+                        }
+                        close(k->status);
+                        reaper_drain(k);
+                }
+        }
+}
