@@ -29,21 +29,31 @@ except ConnectionResetError:
 EOF
 }
 
-@test "the command's reaper runs with a uid of its own: the command cannot kill or stop it" {
+@test "the command's reaper and the init run with a uid of their own: the command cannot touch them" {
         new_session
-        # real and saved uid of the reaper (the command's parent) and of the init: not 0
-        in_sbx 'grep ^Uid: /proc/$PPID/status /proc/1/status; grep ^Uid: /proc/self/status'
-        [[ ${lines[0]} =~ Uid:[[:space:]]+([0-9]+)[[:space:]]+0[[:space:]]+([0-9]+) ]] ||
-                fail "reaper: ${lines[0]}"
-        [ "${BASH_REMATCH[1]}" -ne 0 ] && [ "${BASH_REMATCH[2]}" -ne 0 ] || fail "${lines[0]}"
+        in_sbx 'grep ^Uid: /proc/$PPID/status /proc/1/status; grep -E "^(Uid|CapPrm|CapEff|CapBnd):" /proc/self/status'
+        local re='Uid:[[:space:]]+([1-9][0-9]*)[[:space:]]+([0-9]+)[[:space:]]+([0-9]+)'
+        [[ ${lines[0]} =~ $re ]] && [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ] &&
+                [ "${BASH_REMATCH[3]}" = "${BASH_REMATCH[1]}" ] || fail "reaper: ${lines[0]}"
+        [[ ${lines[1]} =~ $re ]] || fail "init: ${lines[1]}"
         [[ ${lines[2]} =~ Uid:[[:space:]]+0[[:space:]]+0[[:space:]]+0[[:space:]]+0 ]] ||
                 fail "the command is not plain uid 0: ${lines[2]}"
-        # the attacks: each signal is refused, and the exec still reports the command's status
+        local caps
+        caps=$(printf '%s\n' "${lines[@]:3}" | tr -s '\t' ' ')
+        [ "$caps" = $'CapPrm: 0000000000000000\nCapEff: 0000000000000000\nCapBnd: 0000000000000000' ] ||
+                fail "$caps"
+        # the attacks: signals, priority, scheduling policy, affinity, on the reaper and on
+        # the init; each one is refused, and the exec still reports the command's status
         sbx_expect 7 exec "$sid" sh -c '
-                for s in KILL STOP TERM; do kill -$s $PPID 2>/dev/null && echo "$s delivered"; done
+                for p in $PPID 1; do
+                        for s in KILL STOP TERM; do kill -$s $p 2>/dev/null && echo "$s $p"; done
+                        renice -n 19 -p $p >/dev/null 2>&1 && echo "renice $p"
+                        chrt -i -p 0 $p 2>/dev/null && echo "chrt $p"
+                        taskset -p 1 $p >/dev/null 2>&1 && echo "taskset $p"
+                done
                 kill -9 -1 2>/dev/null
                 exit 7'
-        [ -z "$output" ] || fail "$output"
+        [ -z "$output" ] || fail "allowed: $output"
 }
 
 @test "the timeout still kills a command that tried to kill its reaper" {
@@ -63,12 +73,26 @@ EOF
         sbx_expect 143 run -- sh -c 'kill -TERM $$'
 }
 
-@test "the command is the OOM killer's first choice, the init is not (exec and run)" {
+@test "the command is the OOM killer's first choice, its reaper and the init are not (exec and run)" {
         new_session
-        in_sbx 'cat /proc/self/oom_score_adj /proc/1/oom_score_adj'
-        [ "${lines[0]}" = 1000 ] && [ "${lines[1]}" -lt 1000 ] || fail "$output"
+        in_sbx 'cat /proc/self/oom_score_adj /proc/1/oom_score_adj /proc/$PPID/oom_score_adj'
+        [ "${lines[0]}" = 1000 ] && [ "${lines[1]}" -lt 1000 ] && [ "${lines[2]}" -lt 1000 ] ||
+                fail "$output"
         sbx_ok run -- sh -c 'cat /proc/self/oom_score_adj /proc/1/oom_score_adj'
         [ "${lines[0]}" = 1000 ] && [ "${lines[1]}" -lt 1000 ] || fail "$output"
+}
+
+@test "a command stopped before its execve cannot hold the exec past its timeout" {
+        new_session
+        # A background process of one exec stops every newer process it can, over and over;
+        # the next exec must still end by its timeout (0 if it slipped through), not hang.
+        in_sbx 'printf "%s\n" "for i in \$(seq 3000); do for p in /proc/[0-9]*; do" \
+                "p=\${p#/proc/}; [ \$p -gt \$1 ] && [ \$p != \$\$ ] && kill -STOP \$p 2>/dev/null" \
+                "done; done" >/tmp/stopper; sh /tmp/stopper $$ >/dev/null 2>&1 &'
+        local start=$SECONDS
+        sbx_try exec -t 2 "$sid" true
+        [ "$status" -eq 0 ] || [ "$status" -eq 124 ] || fail "status $status: $stderr"
+        [ $((SECONDS - start)) -le 20 ] || fail "the exec took $((SECONDS - start)) s"
 }
 
 @test "a malformed request ends only its own reaper; the session keeps serving" {

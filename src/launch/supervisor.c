@@ -43,6 +43,7 @@ struct supervisor {
         int busy;                    /* exec connections open */
         bool expiry_pending;         /* the TTL ran out while execs were running */
         bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
+        bool client[MAX_CLIENTS];    /* indexed by fd: an accepted ctl connection */
 };
 
 static void detach_stdio(void)
@@ -214,6 +215,8 @@ static void send_session_fds(struct supervisor *s, int fd)
 
 static void close_client(struct supervisor *s, int fd)
 {
+        if (fd < MAX_CLIENTS)
+                s->client[fd] = false;
         (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
         if (fd < MAX_CLIENTS && s->exec_conn[fd]) {
                 s->exec_conn[fd] = false;
@@ -276,12 +279,15 @@ static int accept_client(struct supervisor *s)
                 close(fd);
                 return 0;
         }
+        s->client[fd] = true;
         return fd;
 }
 
 /*
- * Before the TTL ends the session: take the requests already waiting, so an exec that sent its
- * HOLD (without waiting for an answer) just before the timer fired counts as running.
+ * Before the TTL ends the session: take the requests already waiting, on connections not yet
+ * accepted and on accepted ones whose event comes later in this round, so an exec that sent
+ * its HOLD (without waiting for an answer) before the timer fired counts as running. Only
+ * pending data is taken here (a peek first): a connection's end is left to its own event.
  */
 static void take_waiting_requests(struct supervisor *s)
 {
@@ -289,6 +295,12 @@ static void take_waiting_requests(struct supervisor *s)
         while ((fd = accept_client(s)) >= 0)
                 if (fd > 0)
                         handle_request(s, fd);
+        for (fd = 0; fd < MAX_CLIENTS; fd++) {
+                char c;
+                if (s->client[fd] && !s->exec_conn[fd] &&
+                    recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
+                        handle_request(s, fd);
+        }
 }
 
 _noreturn_ static void event_loop(struct supervisor *s)

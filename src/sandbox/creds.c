@@ -45,12 +45,12 @@ int creds_drop_caps(uint64_t keep)
         return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
 }
 
-int creds_lock_down(struct sbx_error *e)
+int creds_lock_down_keep(uint64_t keep, struct sbx_error *e)
 {
         /* securebits first: setting them needs CAP_SETPCAP, which is dropped below */
         if (capng_lock() < 0)
                 return sbx_internal(e, EPERM, "failed to lock the securebits");
-        int r = creds_drop_caps(0);
+        int r = creds_drop_caps(keep);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to drop capabilities");
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -58,16 +58,25 @@ int creds_lock_down(struct sbx_error *e)
         return 0;
 }
 
+int creds_lock_down(struct sbx_error *e)
+{
+        return creds_lock_down_keep(0, e);
+}
+
 int creds_set_helper_uid(uid_t helper)
 {
-        /* From uid 0 with CAP_SETUID: any id of the namespace; EINVAL where it maps only 0. */
-        return helper != 0 && setresuid(helper, 0, helper) == 0 ? 0 : -errno;
+        /* CAP_SETUID is kept, and SECBIT_NO_SETUID_FIXUP keeps the rest with it */
+        return helper != 0 && setresuid(helper, helper, helper) == 0 ? 0 : -errno;
 }
 
 int creds_leave_helper_uid(struct sbx_error *e)
 {
-        /* No capability needed: 0 is our effective uid. */
         if (setresuid(0, 0, 0) < 0)
                 return sbx_internal(e, errno, "failed to become uid 0 of the session");
+        /* the bounding and ambient sets are empty already (the init's lock-down) */
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {{0}};
+        if (syscall(SYS_capset, &h, d) < 0)
+                return sbx_internal(e, errno, "failed to drop capabilities");
         return 0;
 }

@@ -91,10 +91,31 @@ static int step_rlimits(const struct exec_spec *s, struct sbx_error *e)
  * the kernel's default choice stays. The payload may lower the value again to where it was,
  * which only puts its own session at risk.
  */
+/*
+ * The same for a child of the session init, still with the init's helper uid: non-dumpable,
+ * its /proc files belong to host root, and dumpable they belong to the helper uid, which no
+ * command has (creds_set_helper_uid). So it is dumpable just long enough to open the file: a
+ * process of the session can neither open that file nor ptrace us meanwhile. Without a helper
+ * uid (an unprivileged session) it stays as it is, as from outside.
+ */
+static int step_oom_first_helper(void)
+{
+        if (getuid() == 0 || prctl(PR_SET_DUMPABLE, 1) < 0)
+                return 0;
+        int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (prctl(PR_SET_DUMPABLE, 0) < 0)
+                _exit(EXIT_SBX_FAILED); /* never run on dumpable */
+        if (fd >= 0) {
+                (void)write_all(fd, "1000", 4);
+                close(fd);
+        }
+        return 0;
+}
+
 static int step_oom_first(const struct exec_spec *s, struct sbx_error *e)
 {
         if (s->confined)
-                return 0; /* the init raised it for B, whose value C inherits */
+                return step_oom_first_helper();
         _cleanup_close_ int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
         if (fd >= 0)
                 (void)write_all(fd, "1000", 4);

@@ -16,12 +16,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -50,6 +48,18 @@ static int open_pty(int *master, int *slave, struct sbx_error *e)
         return 0;
 }
 
+/* The pty belongs to uid 0, the command's uid, not to ours (see creds_set_helper_uid). */
+static int open_pty_as_root(int *master, int *slave, struct sbx_error *e)
+{
+        uid_t me = geteuid();
+        if (me != 0 && setresuid(-1, 0, -1) < 0)
+                return sbx_internal(e, errno, "failed to allocate a pty in the session");
+        int r = open_pty(master, slave, e);
+        if (me != 0 && setresuid(-1, me, -1) < 0)
+                _exit(EXIT_SBX_FAILED);
+        return r;
+}
+
 static void spec_from_wire(const struct exec_wire *w, int null, int pty_slave, int errfd,
                            struct exec_spec *spec)
 {
@@ -71,49 +81,20 @@ static void spec_from_wire(const struct exec_wire *w, int null, int pty_slave, i
         spec->stdio[2] = w->fds[WIRE_ERR_W] >= 0 ? w->fds[WIRE_ERR_W] : w->fds[WIRE_OUT_W];
 }
 
-struct command_args {
-        const struct exec_spec *spec;
-        const sigset_t *blocked;
-        int err_read_end;
-};
-
-_noreturn_ static int command_main(void *arg)
-{
-        const struct command_args *a = arg;
-        sigprocmask(SIG_UNBLOCK, a->blocked, NULL);
-        close(a->err_read_end);
-        exec_child_run(a->spec);
-}
-
 /*
- * Start C. It borrows B's memory until its execve (CLONE_VM | CLONE_VFORK, on a stack of its
- * own, as posix_spawn does): copying B's address space for a process that replaces it at once
- * was the biggest single cost left in an exec (~0.15 ms on this kind of machine). C only runs
- * exec_child_run(), which touches nothing of B's but environ, and B waits meanwhile. The
- * sanitizers cannot follow a process that shares their memory: those builds fork.
+ * Start C: a plain fork. B must not wait for it (a vfork-style start would leave B blocked
+ * until C's execve, and a process of the session can stop C once it has the command's uid),
+ * so the client always gets B's pidfd and its timeout always applies.
  */
 static pid_t spawn_command(const struct exec_spec *spec, const sigset_t *blocked, int err_read_end)
 {
-        struct command_args a = {.spec = spec, .blocked = blocked, .err_read_end = err_read_end};
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
         pid_t c = fork();
-        if (c == 0)
-                command_main(&a);
+        if (c == 0) {
+                sigprocmask(SIG_UNBLOCK, blocked, NULL);
+                close(err_read_end);
+                exec_child_run(spec);
+        }
         return c;
-#else
-        const size_t size = 256 * 1024, guard = 4096;
-        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-        if (stack == MAP_FAILED)
-                return -1;
-        pid_t c = -1;
-        if (mprotect(stack, guard, PROT_NONE) == 0)
-                c = clone(command_main, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
-        int err = errno;
-        (void)munmap(stack, size);
-        errno = err;
-        return c;
-#endif
 }
 
 /* B, forked by the init for the connection conn; listen_fd is the init's (closed at once). */
@@ -141,7 +122,7 @@ _noreturn_ static void serve_one(int conn, int listen_fd)
                 (void)dup2(null, i);
         int master = -1, slave = -1;
         if ((w.flags & EXEC_WIRE_TTY) &&
-            (open_pty(&master, &slave, &e) < 0 || sync_send_ok_fd(conn, master) < 0)) {
+            (open_pty_as_root(&master, &slave, &e) < 0 || sync_send_ok_fd(conn, master) < 0)) {
                 (void)sync_send_error(conn, &e);
                 _exit(EXIT_SBX_FAILED);
         }
@@ -167,7 +148,11 @@ _noreturn_ static void serve_one(int conn, int listen_fd)
                 reaper_hello(conn, false);
                 reaper_fail(conn, &e);
         }
-        reaper_hello(conn, false);
+        if (reaper_hello_sent(conn) < 0) {
+                /* the client is gone already: C must not run unsupervised */
+                (void)kill(c, SIGKILL);
+                _exit(EXIT_SBX_FAILED);
+        }
         close(errp[1]);
         struct reaper_fds k = {.status = conn,
                                .out = w.fds[WIRE_OUT_R],
@@ -182,47 +167,23 @@ _noreturn_ static void serve_one(int conn, int listen_fd)
 
 /* The init's fds that B closes first. */
 struct server_fds {
-        int listen, sigfd, oom;
-        char oom_saved[16]; /* the init's own oom_score_adj, "" when unknown */
+        int listen, sigfd;
 };
-
-static void set_oom(int oom_fd, const char *value)
-{
-        if (oom_fd >= 0 && value[0] && pwrite(oom_fd, value, strlen(value), 0) < 0)
-                return; /* best effort, as from outside */
-}
 
 /*
  * Fork B for conn; on failure (the session's pids are all taken?) the client goes around.
  * Nothing here may end the init.
- * The payload must be the OOM killer's first choice, before the init (tmpfs pages belong to no
- * process, so a small command filling /tmp could otherwise get the init, and the session,
- * killed). B and C cannot raise their own score: they are non-dumpable, so their /proc files
- * belong to host root. The init raises its own around the fork, and B, C and everything the
- * command starts inherit 1000.
  */
 static void start_reaper(int conn, const struct server_fds *s)
 {
-        set_oom(s->oom, "1000");
         pid_t b = fork();
         if (b == 0) {
                 close(s->sigfd);
-                if (s->oom >= 0)
-                        close(s->oom);
                 serve_one(conn, s->listen);
         }
-        set_oom(s->oom, s->oom_saved);
         /* Without a B, closing conn with the request unread is the answer: the client sees
          * ECONNRESET, which tells it nothing was started. */
         close(conn);
-}
-
-static void read_oom(struct server_fds *s)
-{
-        ssize_t n = s->oom >= 0 ? pread(s->oom, s->oom_saved, sizeof(s->oom_saved) - 1, 0) : -1;
-        s->oom_saved[n > 0 ? n : 0] = '\0';
-        if (n <= 0 && s->oom >= 0)
-                closep(&s->oom); /* never raise what could not be put back */
 }
 
 static bool is_listening(int fd)
@@ -232,10 +193,9 @@ static bool is_listening(int fd)
         return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
 }
 
-_noreturn_ void exec_server_run(int exec_fd, int oom_fd)
+_noreturn_ void exec_server_run(int exec_fd)
 {
-        struct server_fds s = {.listen = -1, .oom = oom_fd};
-        read_oom(&s);
+        struct server_fds s = {.listen = -1, .sigfd = -1};
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, SIGCHLD);

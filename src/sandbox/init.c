@@ -6,6 +6,7 @@
  * is the sbx binary).
  */
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,13 +20,15 @@
 #include "sandbox.h"
 #include "seccomp.h"
 
-static int init_setup(const struct sbx_config *c, int sync_fd, int *oom_fd, struct sbx_error *e)
+/*
+ * What the init keeps of its capabilities, for itself and the reapers it forks: kill (a reaper
+ * kills the command's tree) and setuid (its commands become uid 0: creds_leave_helper_uid).
+ */
+#define INIT_KEEP_CAPS ((1ULL << CAP_KILL) | (1ULL << CAP_SETUID))
+
+static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error *e)
 {
         struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1};
-
-        /* While we are still dumpable and our /proc files our own: the one chance to open
-         * oom_score_adj for writing (exec_server.c raises it around each fork of a reaper). */
-        *oom_fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
 
         /* #1: the supervisor has written our uid/gid maps (and opened our namespaces) */
         int r = sync_wait_fd(sync_fd, "the supervisor", &src.usr_tree_fd, e);
@@ -71,17 +74,16 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
         (void)prctl(PR_SET_NAME, "sbx-init");
         signals_reset();
 
-        int oom_fd;
-        int r = init_setup(c, sync_fd, &oom_fd, &e);
-        /* Out of the command's reach (creds_set_helper_uid); best effort: an unprivileged
-         * session has no second uid. */
+        int r = init_setup(c, sync_fd, &e);
+        if (r == 0)
+                r = creds_lock_down_keep(INIT_KEEP_CAPS, &e);
+        /* Out of the command's reach (creds_set_helper_uid); an unprivileged session has no
+         * second uid, and stays uid 0 (its commands can then signal their reaper, as they
+         * always could there). */
         if (r == 0 && c->uid_range_count > 1)
                 (void)creds_set_helper_uid((uid_t)(c->uid_range_count - 1));
-        if (r == 0) {
-                /* credential changes reset dumpable: set it again */
-                (void)prctl(PR_SET_DUMPABLE, 0);
-                r = creds_lock_down(&e);
-        }
+        /* credential changes reset dumpable: set it again */
+        (void)prctl(PR_SET_DUMPABLE, 0);
         /* The kernel clears the parent-death signal on every credential change: arm it again
          * now that they are final. Were the supervisor already gone, #2 below fails. */
         if (r == 0 && prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
@@ -95,18 +97,11 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
         /* #2: ready */
         if (sync_send_ok(sync_fd) < 0)
                 _exit(1);
-        /* Everything else goes: the exec channel stays as fd 3, oom_score_adj as fd 4 (-1
-         * when missing: the payload then keeps the init's score, as an unprivileged exec
-         * from outside would). Both are moved up first: either may be 3 or 4 already. */
-        int up[2] = {exec_fd >= 0 ? fcntl(exec_fd, F_DUPFD_CLOEXEC, 5) : -1,
-                     oom_fd >= 0 ? fcntl(oom_fd, F_DUPFD_CLOEXEC, 5) : -1};
-        for (int i = 0; i < 2; i++)
-                if (up[i] >= 0 && dup3(up[i], 3 + i, O_CLOEXEC) < 0)
-                        _exit(1);
-        (void)sys_close_range(up[0] >= 0 || up[1] >= 0 ? 5 : 3, ~0U, 0);
-        if (up[0] < 0)
-                (void)close(3);
-        if (up[1] < 0)
-                (void)close(4);
-        exec_server_run(up[0] >= 0 ? 3 : -1, up[1] >= 0 ? 4 : -1);
+        /* Everything else goes: the exec channel alone stays, as fd 3 (moved up first: it
+         * may be 3 already, or sync_fd may be). */
+        int up = exec_fd >= 0 ? fcntl(exec_fd, F_DUPFD_CLOEXEC, 4) : -1;
+        if (up >= 0 && dup3(up, 3, O_CLOEXEC) < 0)
+                _exit(1);
+        (void)sys_close_range(up >= 0 ? 4 : 3, ~0U, 0);
+        exec_server_run(up >= 0 ? 3 : -1);
 }

@@ -123,10 +123,15 @@ _noreturn_ void reaper_fail(int status_fd, const struct sbx_error *ce)
         _exit(EXIT_SBX_FAILED);
 }
 
+int reaper_hello_sent(int status_fd)
+{
+        _cleanup_close_ int self = sys_pidfd_open(getpid(), 0);
+        return self < 0 ? -errno : sync_send_ok_fd(status_fd, self);
+}
+
 void reaper_hello(int status_fd, bool retry)
 {
-        _cleanup_close_ int self = retry ? -1 : sys_pidfd_open(getpid(), 0);
-        if ((!retry && self < 0) || sync_send_ok_fd(status_fd, self) < 0)
+        if (retry ? sync_send_ok(status_fd) < 0 : reaper_hello_sent(status_fd) < 0)
                 _exit(EXIT_SBX_FAILED);
 }
 
@@ -143,13 +148,21 @@ int reaper_become(sigset_t *set)
 _noreturn_ void reaper_watch(const struct reaper_fds *k, pid_t c)
 {
         bool c_alive = true;
-        (void)reaper_forward_exec_error(k->errfd, k->status); /* C exits after reporting */
-        close(k->errfd);
-
-        struct pollfd p[2] = {{.fd = k->sigfd, .events = POLLIN}, {.fd = k->status, .events = 0}};
+        /* C's failed step, if any, comes before its end (C writes it, then exits); polled with
+         * the rest, so a C stopped before its execve never keeps B from the client's hang-up. */
+        struct pollfd p[3] = {{.fd = k->sigfd, .events = POLLIN},
+                              {.fd = k->status, .events = 0},
+                              {.fd = k->errfd, .events = POLLIN}};
         for (;;) {
-                if (poll(p, 2, -1) < 0 && errno != EINTR)
+                if (poll(p, 3, -1) < 0 && errno != EINTR)
                         _exit(1);
+                if (p[2].fd >= 0 && p[2].revents) {
+                        /* data, or every writer gone (C's execve or exit): cannot block. C
+                         * writes before it exits, so this comes before C's end below. */
+                        (void)reaper_forward_exec_error(p[2].fd, k->status);
+                        close(p[2].fd);
+                        p[2].fd = -1;
+                }
                 if (p[0].revents) {
                         struct signalfd_siginfo si;
                         while (read(k->sigfd, &si, sizeof(si)) > 0)

@@ -19,14 +19,15 @@ int netif_loopback_up(struct sbx_error *e);
 int creds_become_sandbox_user(struct sbx_error *e);
 
 /*
- * The uid split of sbx's own processes inside (the init and the reapers it forks): real and
- * saved uid helper, effective uid 0, so that files and the pty work as for uid 0 while the
- * command (all uid 0) cannot signal them: a kill needs the sender's real or effective uid to
- * be the target's real or saved one. Needs CAP_SETUID; -EINVAL where the session maps uid 0
- * alone (an unprivileged sbx), which keeps uid 0 throughout.
+ * sbx's own processes inside (the init and the reapers it forks) run as uid helper, real,
+ * effective and saved, so that nothing the command runs as (uid 0, no capabilities) can
+ * signal, renice, reschedule, ptrace or open the /proc files of them: each of those needs a
+ * matching uid. Needs CAP_SETUID; -EINVAL where the session maps uid 0 alone (an unprivileged
+ * sbx), which keeps uid 0 throughout.
  */
 int creds_set_helper_uid(uid_t helper);
-/* In the command, forked from such a process: become plain uid 0 (real, effective, saved). */
+/* In the command, forked from such a process: become uid 0 (real, effective, saved) and drop
+ * the capabilities kept for the reaper. */
 int creds_leave_helper_uid(struct sbx_error *e);
 
 /*
@@ -34,6 +35,8 @@ int creds_leave_helper_uid(struct sbx_error *e);
  * securebits so uid 0 never regains any on execve, and set no_new_privs.
  */
 int creds_lock_down(struct sbx_error *e);
+/* The same, keeping keep (a mask of 1 << CAP_*) in the permitted and effective sets. */
+int creds_lock_down_keep(uint64_t keep, struct sbx_error *e);
 
 /*
  * Empty the bounding, ambient and inheritable sets and keep only keep (a mask of 1 << CAP_*) in
@@ -51,10 +54,9 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
 /*
  * The init's life once ready (exec_server.c): reap, and start a reaper B for each exec request
  * on exec_fd: a listening socket (a session from `create`: one B per connection), a connected
- * one (`run`: one B at once, which waits for the request), or -1 (reap only). oom_fd: the
- * init's own oom_score_adj, open for writing, or -1.
+ * one (`run`: one B at once, which waits for the request), or -1 (reap only).
  */
-_noreturn_ void exec_server_run(int exec_fd, int oom_fd);
+_noreturn_ void exec_server_run(int exec_fd);
 
 /* What the last process before the payload needs (docs/DESIGN.md, exec). */
 struct exec_spec {
