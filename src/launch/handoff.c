@@ -4,7 +4,6 @@
  * the request with its pipes and relays, as after joining (join.c), but joins nothing itself.
  */
 #include <errno.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include "../sandbox/exec_wire.h"
@@ -79,11 +78,5 @@ int exec_handoff(int chan, const struct session_state *st, const struct exec_req
                 exec_fds_close(&f);
                 return r;
         }
-        uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000;
-        r = relay_run(&f, rq, timeout_ms, res, e);
-        res->duration_ms = now_monotonic_ms() - start;
-        res->oom_killed =
-            cgroup_exec_finish(&cx) && !res->timed_out && res->exit_code == 128 + SIGKILL;
-        exec_fds_close(&f);
-        return r;
+        return exec_relay_finish(&f, &cx, st, rq, start, res, e);
 }

@@ -354,12 +354,19 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         closep(&f.in[0]);
         closep(&f.pty_slave);
         closep(&f.null);
+        return exec_relay_finish(&f, &cx, st, rq, start, res, e);
+}
+
+int exec_relay_finish(struct exec_fds *f, struct cgroup_exec *cx, const struct session_state *st,
+                      const struct exec_request *rq, uint64_t start, struct exec_result *res,
+                      struct sbx_error *e)
+{
         uint64_t timeout_ms = rq->timeout_ms ? rq->timeout_ms : st->timeout_sec * 1000;
-        r = relay_run(&f, rq, timeout_ms, res, e);
+        int r = relay_run(f, rq, timeout_ms, res, e);
         res->duration_ms = now_monotonic_ms() - start;
         /* "Killed by the memory limit": an OOM kill in this exec's cgroup and exit 137. */
         res->oom_killed =
-            cgroup_exec_finish(&cx) && !res->timed_out && res->exit_code == 128 + SIGKILL;
-        exec_fds_close(&f);
+            cgroup_exec_finish(cx) && !res->timed_out && res->exit_code == 128 + SIGKILL;
+        exec_fds_close(f);
         return r;
 }

@@ -32,6 +32,15 @@ uint64_t exec_fsize_for_disk(uint64_t disk);
 /* Set the pty's size from the caller's terminal, when it has one. */
 void exec_pty_size_from_caller(int pty_master);
 
+struct cgroup_exec;
+/*
+ * Once B runs: relay until C ends or the timeout hits, fill res (duration since start, OOM
+ * kill), close f and finish cx.
+ */
+int exec_relay_finish(struct exec_fds *f, struct cgroup_exec *cx, const struct session_state *st,
+                      const struct exec_request *rq, uint64_t start, struct exec_result *res,
+                      struct sbx_error *e);
+
 /* Relay stdin/stdout/stderr (or the pty) until C ends or the timeout hits. */
 int relay_run(struct exec_fds *f, const struct exec_request *rq, uint64_t timeout_ms,
               struct exec_result *res, struct sbx_error *e);
