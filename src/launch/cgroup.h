@@ -124,8 +124,11 @@ struct cgroup_exec {
 int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e);
 /*
  * The same for an exec through the session init's server, whose B and C are born in the init's
- * cgroups: 1 when this exec needs a leaf of its own (the client-side path then), 0 with the v1
- * OOM count taken, or an error.
+ * cgroups: 1 when the session limits memory (the client-side path then), 0, or an error. With
+ * a memory limit, an exec through the server would charge the fork of B to a cgroup that may
+ * be full (tmpfs pages, which belong to no process, stay charged): the OOM killer would then
+ * find only the init and B to kill. Started from outside, B is not charged there, and under
+ * v2 the command gets a leaf of its own (memory.oom.group).
  */
 int cgroup_exec_prepare_inside(const struct session_state *st, struct cgroup_exec *x,
                                struct sbx_error *e);

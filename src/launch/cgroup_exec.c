@@ -98,13 +98,13 @@ int cgroup_exec_prepare_inside(const struct session_state *st, struct cgroup_exe
 {
         struct cgroup_session cs = CGROUP_SESSION_INIT;
         cg_from_state(st, &cs);
+        /* A v1 memory cgroup exists only for a limit: see cgroup_exec.h for why it joins */
+        if (cs.v1[CG_MEMORY][0])
+                return 1;
         int r = 0;
         if (cs.v2[0] && (r = open_dir(cs.v2, &x->session_fd, e)) == 0 &&
             session_limits_memory(x->session_fd))
                 r = 1;
-        if (r == 0 && cs.v1[CG_MEMORY][0] &&
-            (r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
-                x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
         if (r != 0)
                 (void)cgroup_exec_finish(x);
         return r;
