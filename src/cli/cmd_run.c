@@ -95,7 +95,9 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 r = provision_session(c, run_target_exec, &t, NULL, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
-                r = chan >= 0 ? exec_handoff(TAKE_FD(chan), &st, rq, res, e) : 1;
+                r = chan >= 0 && cgroup_exec_server_ok(&st)
+                        ? exec_handoff(TAKE_FD(chan), &st, rq, res, e)
+                        : 1;
                 if (r == 1)
                         r = exec_join(p.ns, &st, rq, res, e);
                 audit_write_exec(auditfd, &st, rq, res, start, r, e);

@@ -123,15 +123,14 @@ struct cgroup_exec {
  */
 int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e);
 /*
- * The same for an exec through the session init's server, whose B and C are born in the init's
- * cgroups: 1 when the session limits memory (the client-side path then), 0, or an error. With
- * a memory limit, an exec through the server would charge the fork of B to a cgroup that may
- * be full (tmpfs pages, which belong to no process, stay charged): the OOM killer would then
- * find only the init and B to kill. Started from outside, B is not charged there, and under
- * v2 the command gets a leaf of its own (memory.oom.group).
+ * Whether an exec may go through the session init's server (sandbox/exec_server.c), whose B
+ * and C are born in the init's cgroups: not when the session limits memory. An exec through
+ * the server charges the fork of B to a cgroup that may be full (tmpfs pages, which belong to
+ * no process, stay charged): the OOM killer then finds only the init and B to kill. Started
+ * from outside, B is not charged there, and under v2 the command gets a leaf of its own
+ * (memory.oom.group). Checked before connecting: a connection alone makes the init fork a B.
  */
-int cgroup_exec_prepare_inside(const struct session_state *st, struct cgroup_exec *x,
-                               struct sbx_error *e);
+bool cgroup_exec_server_ok(const struct session_state *st);
 /* In C, first thing: move itself into the exec's cgroups. */
 int cgroup_exec_enter_command(struct cgroup_exec *x);
 /* In B, right after forking C: move itself into the session's cgroups; closes the fds. */

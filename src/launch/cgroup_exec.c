@@ -93,21 +93,17 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
         return r;
 }
 
-int cgroup_exec_prepare_inside(const struct session_state *st, struct cgroup_exec *x,
-                               struct sbx_error *e)
+bool cgroup_exec_server_ok(const struct session_state *st)
 {
         struct cgroup_session cs = CGROUP_SESSION_INIT;
         cg_from_state(st, &cs);
-        /* A v1 memory cgroup exists only for a limit: see cgroup_exec.h for why it joins */
+        /* A v1 memory cgroup exists only for a limit */
         if (cs.v1[CG_MEMORY][0])
-                return 1;
-        int r = 0;
-        if (cs.v2[0] && (r = open_dir(cs.v2, &x->session_fd, e)) == 0 &&
-            session_limits_memory(x->session_fd))
-                r = 1;
-        if (r != 0)
-                (void)cgroup_exec_finish(x);
-        return r;
+                return false;
+        if (!cs.v2[0])
+                return true;
+        _cleanup_close_ int fd = open(cs.v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return fd >= 0 && !session_limits_memory(fd);
 }
 
 /* Move the calling process into the cgroup of each fd ("0" = the writer). */

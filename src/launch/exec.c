@@ -11,6 +11,7 @@
 #include "../session/audit.h"
 #include "../session/runtime.h"
 #include "../shared/macros.h"
+#include "cgroup.h"
 #include "launch.h"
 #include "session_ref.h"
 
@@ -74,16 +75,17 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                 "no such session '%s' (it has ended)", id_or_name);
         }
+        r = session_state_read(sessfd, &s->st);
+        if (r < 0)
+                return sbx_internal(e, -r, "failed to read the state of session '%s'", id);
         /* The init accepting is the liveness proof here. HOLD only keeps the TTL from ending
          * the session while the command runs; its answer is not awaited. */
-        if (via_server && (s->server = server_connect(sessfd)) >= 0 &&
+        if (via_server && cgroup_exec_server_ok(&s->st) &&
+            (s->server = server_connect(sessfd)) >= 0 &&
             RETRY_EINTR(send(s->ctl, "HOLD", 4, MSG_NOSIGNAL)) < 0)
                 closep(&s->server);
         if (s->server < 0 && (r = session_ref_join(s, id_or_name, e)) < 0)
                 return r;
-        r = session_state_read(sessfd, &s->st);
-        if (r < 0)
-                return sbx_internal(e, -r, "failed to read the state of session '%s'", id);
         s->auditfd = audit_open(sessfd, &s->st);
         return 0;
 }

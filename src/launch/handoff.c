@@ -55,13 +55,11 @@ int exec_handoff(int chan, const struct session_state *st, const struct exec_req
                  struct exec_result *res, struct sbx_error *e)
 {
         struct exec_fds f = EXEC_FDS_INIT;
-        struct cgroup_exec cx = CGROUP_EXEC_INIT;
+        struct cgroup_exec cx = CGROUP_EXEC_INIT; /* none: the server serves no memory limit */
         f.status[0] = chan;
         uint64_t start = now_monotonic_ms();
-        int r = cgroup_exec_prepare_inside(st, &cx, e);
-        _cleanup_strv_ char **env = r == 0 ? exec_env(rq, st) : NULL;
-        if (r == 0 && !env)
-                r = sbx_internal(e, ENOMEM, "out of memory");
+        _cleanup_strv_ char **env = exec_env(rq, st);
+        int r = env ? 0 : sbx_internal(e, ENOMEM, "out of memory");
         if (r == 0)
                 r = exec_host_pipes(rq, &f, e);
         /* Too big for one message, or the init is gone: the caller takes its own path. */
