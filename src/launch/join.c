@@ -71,18 +71,10 @@ static int make_inside_fds(const struct exec_request *rq, struct exec_fds *f, st
                 return sbx_internal(e, errno, "failed to open the session's /dev/null");
         if (!rq->tty)
                 return 0;
-        /* The pty lives in the session's own devpts: the caller's terminal never enters. */
-        f->pty_master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
-        if (f->pty_master < 0)
-                return sbx_internal(e, errno, "failed to allocate a pty in the session");
-        int unlock = 0;
-        if (ioctl(f->pty_master, TIOCSPTLCK, &unlock) < 0)
-                return sbx_internal(e, errno, "failed to unlock the pty");
-        f->pty_slave = ioctl(f->pty_master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
-        if (f->pty_slave < 0)
-                return sbx_internal(e, errno, "failed to open the pty's terminal side");
-        exec_pty_size_from_caller(f->pty_master);
-        return 0;
+        int r = pty_open_in_session(&f->pty_master, &f->pty_slave, e);
+        if (r == 0)
+                exec_pty_size_from_caller(f->pty_master);
+        return r;
 }
 
 void exec_pty_size_from_caller(int pty_master)

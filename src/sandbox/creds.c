@@ -20,6 +20,17 @@ int creds_become_sandbox_user(struct sbx_error *e)
         return 0;
 }
 
+/* Permitted and effective = keep, inheritable empty. 0 or -errno. */
+static int set_caps(uint64_t keep)
+{
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {
+            {.effective = (uint32_t)keep, .permitted = (uint32_t)keep},
+            {.effective = (uint32_t)(keep >> 32), .permitted = (uint32_t)(keep >> 32)},
+        };
+        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+}
+
 /*
  * Straight syscalls rather than libcap-ng's capng_apply(), which reads /proc/<tid>/status three
  * times to learn what it is about to overwrite: ~170 us in every process that starts a command.
@@ -37,12 +48,7 @@ int creds_drop_caps(uint64_t keep)
         }
         if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
                 return -errno;
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {
-            {.effective = (uint32_t)keep, .permitted = (uint32_t)keep},
-            {.effective = (uint32_t)(keep >> 32), .permitted = (uint32_t)(keep >> 32)},
-        };
-        return syscall(SYS_capset, &h, d) < 0 ? -errno : 0;
+        return set_caps(keep);
 }
 
 int creds_lock_down_keep(uint64_t keep, struct sbx_error *e)
@@ -74,9 +80,6 @@ int creds_leave_helper_uid(struct sbx_error *e)
         if (setresuid(0, 0, 0) < 0)
                 return sbx_internal(e, errno, "failed to become uid 0 of the session");
         /* the bounding and ambient sets are empty already (the init's lock-down) */
-        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
-        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {{0}};
-        if (syscall(SYS_capset, &h, d) < 0)
-                return sbx_internal(e, errno, "failed to drop capabilities");
-        return 0;
+        int r = set_caps(0);
+        return r < 0 ? sbx_internal(e, -r, "failed to drop capabilities") : 0;
 }

@@ -144,8 +144,8 @@ _noreturn_ void exec_child_run(const struct exec_spec *s)
                 r = step_session(s, &e);
         if (r == 0)
                 r = step_oom_first(s, &e);
-        /* A child of the session init has its final capabilities and filter already, and
-         * only leaves the init's uid split. */
+        /* A child of the session init has its filter and no_new_privs already, and only
+         * leaves the init's helper uid and its two capabilities. */
         if (r == 0)
                 r = s->confined ? creds_leave_helper_uid(&e) : creds_become_sandbox_user(&e);
         if (r == 0)

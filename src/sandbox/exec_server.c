@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The session init as exec server (docs/DESIGN.md, "exec"). Once the root is built the init
- * has everything a command needs: the session's namespaces and cgroups, uid 0 of the session,
- * no capabilities, no_new_privs and the session's seccomp filter. A reaper B forked from it
- * inherits all of that, and so does the command C that B forks: neither joins, moves, drops or
- * loads anything. That is most of what an exec cost when the client joined the session itself
- * (launch/join.c, still the path when this one cannot serve): three forks of the client, a
- * cgroup migration on v1 hosts, and a seccomp program loaded per exec.
+ * has everything a command needs: the session's namespaces and cgroups, no_new_privs, the
+ * session's seccomp filter, an empty bounding set, and only CAP_KILL and CAP_SETUID under a
+ * helper uid of its own (creds_set_helper_uid). A reaper B forked from it inherits all of
+ * that, and so does the command C that B forks, which only becomes uid 0 and clears those two
+ * capabilities: neither joins, moves or loads anything. That is most of what an exec cost when
+ * the client joined the session itself (launch/join.c, still the path when this one cannot
+ * serve): three forks of the client, a cgroup migration on v1 hosts, and the seccomp programs
+ * loaded per exec.
  *
  * Only the host side can reach the server: its listening socket is bound in the session's
  * runtime directory, which nothing inside sees, and only the init holds it. The init never
@@ -33,8 +35,7 @@
 #include "reaper.h"
 #include "sandbox.h"
 
-/* The pty of a -T exec, in the session's own devpts; its master goes to the client. */
-static int open_pty(int *master, int *slave, struct sbx_error *e)
+int pty_open_in_session(int *master, int *slave, struct sbx_error *e)
 {
         *master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC);
         if (*master < 0)
@@ -54,7 +55,7 @@ static int open_pty_as_root(int *master, int *slave, struct sbx_error *e)
         uid_t me = geteuid();
         if (me != 0 && setresuid(-1, 0, -1) < 0)
                 return sbx_internal(e, errno, "failed to allocate a pty in the session");
-        int r = open_pty(master, slave, e);
+        int r = pty_open_in_session(master, slave, e);
         if (me != 0 && setresuid(-1, me, -1) < 0)
                 _exit(EXIT_SBX_FAILED);
         return r;
@@ -206,15 +207,14 @@ _noreturn_ void exec_server_run(int exec_fd)
                 close(exec_fd);
                 exec_fd = -1;
         }
+        s.sigfd = sigfd;
         if (exec_fd >= 0 && !is_listening(exec_fd)) {
                 /* `run`: its one B starts now and waits for the request, while the client
                  * finishes its own set-up. */
-                s.sigfd = sigfd;
                 start_reaper(exec_fd, &s);
                 exec_fd = -1;
         }
         s.listen = exec_fd;
-        s.sigfd = sigfd;
         struct pollfd p[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = exec_fd, .events = POLLIN}};
         for (;;) {
                 while (waitpid(-1, NULL, WNOHANG) > 0)

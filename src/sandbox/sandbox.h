@@ -58,6 +58,12 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
  */
 _noreturn_ void exec_server_run(int exec_fd);
 
+/*
+ * A pty in the session's own devpts (the caller's terminal never enters), for -T: the master
+ * goes to the client, the slave to the command. Called inside the session's mount namespace.
+ */
+int pty_open_in_session(int *master, int *slave, struct sbx_error *e);
+
 /* What the last process before the payload needs (docs/DESIGN.md, exec). */
 struct exec_spec {
         char **argv;
