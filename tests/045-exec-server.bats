@@ -56,6 +56,26 @@ EOF
         [ -z "$output" ] || fail "allowed: $output"
 }
 
+@test "in run the init is the command's reaper: the command can neither stop nor kill it" {
+        # pid 1 takes no signal from inside its pid namespace; with the helper uid, nor a
+        # renice, chrt or taskset; the exit status still comes back. (A memory limit sends
+        # run the client's way, where the reaper is forked from outside: not this test.)
+        sbx_expect 7 run --memory unlimited -- sh -c '
+                [ $PPID = 1 ] || echo "parent $PPID"
+                for s in KILL STOP TERM; do kill -$s 1 2>/dev/null; done
+                grep -q "^State:.*[Tt]" /proc/1/status && echo "stopped"
+                renice -n 19 -p 1 >/dev/null 2>&1 && echo renice
+                chrt -i -p 0 1 2>/dev/null && echo chrt
+                taskset -p 1 1 >/dev/null 2>&1 && echo taskset
+                kill -9 -1 2>/dev/null
+                exit 7'
+        [ -z "$output" ] || fail "allowed: $output"
+        # and the timeout still ends it all
+        local m=$((400000 + RANDOM))
+        sbx_expect 124 run --memory unlimited -t 1 -- sh -c "kill -9 1; kill -STOP 1; sleep $m & sleep $m"
+        wait_until 5 eval "! pgrep -f '^sleep $m\$' >/dev/null" || fail "sleep $m survived"
+}
+
 @test "the timeout still kills a command that tried to kill its reaper" {
         new_session
         local m=$((400000 + RANDOM))

@@ -72,6 +72,29 @@ print(s.accept()[0].recv(4).decode())'
         [ "$output" = ping ] || fail "loopback does not work: $output"
 }
 
+@test "the network namespace is the session's own: owned by its user namespace, its maker gone" {
+        new_session
+        local init
+        init=$(sed -n 's/^init_pid=//p' "$SBX_RUNTIME_DIR/$sid/state")
+        [ -n "$init" ] || fail "no init pid"
+        # made by the init's helper (sandbox/netif.c) and entered by the init: owned by the
+        # session's user namespace (NS_GET_USERNS), and not the host's
+        run python3 -c '
+import fcntl, os, sys
+p = sys.argv[1]
+net = os.open(f"/proc/{p}/ns/net", os.O_RDONLY)
+owner = fcntl.ioctl(net, 0xb701)  # NS_GET_USERNS
+print(os.fstat(owner).st_ino == os.stat(f"/proc/{p}/ns/user").st_ino,
+      os.fstat(net).st_ino != os.stat("/proc/self/ns/net").st_ino)' "$init"
+        [ "$output" = "True True" ] || fail "session-owned, not the host's: $output"
+        # the helper is gone: the init is the one sbx-init of the session
+        sbx_ok exec "$sid" sh -c 'cat /proc/[0-9]*/comm'
+        [ "$(grep -cx sbx-init <<<"$output")" = 1 ] || fail "processes: $(echo $output)"
+        # and it made no namespace possible for the command
+        sbx_ok exec "$sid" cat /proc/sys/user/max_net_namespaces
+        [ "$output" = 0 ] || fail "user.max_net_namespaces is $output"
+}
+
 @test "inside: no route out (network mode none)" {
         new_session
         sbx_expect 1 exec "$sid" python3 -c '

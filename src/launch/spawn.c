@@ -5,10 +5,14 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/nsfs.h>
 
 #include "../net/proxy.h"
 #include "../sandbox/sandbox.h"
@@ -111,10 +115,12 @@ pid_t fork_into_cgroup(int cgroup_fd, bool *placed)
         return sys_clone_flags(0);
 }
 
-static int open_namespaces(const struct sbx_config *c, struct session_proc *p, struct sbx_error *e)
+static int open_namespaces(struct session_proc *p, struct sbx_error *e)
 {
         for (int i = 0; i < SESSION_NS_COUNT; i++) {
-                if (i == NS_NET && c->net == SBX_NET_HOST)
+                /* the init enters its network namespace at the end of its set-up, and sends
+                 * it with #2 */
+                if (i == NS_NET)
                         continue;
                 char path[64];
                 snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int)p->pid, session_ns_names[i]);
@@ -123,6 +129,20 @@ static int open_namespaces(const struct sbx_config *c, struct session_proc *p, s
                         return sbx_internal(e, errno, "failed to open the session's %s namespace",
                                             session_ns_names[i]);
         }
+        return 0;
+}
+
+/* The init's network namespace (#2): one, and a new one, unless the session shares the host's. */
+static int check_netns(const struct sbx_config *c, int fd, struct sbx_error *e)
+{
+        if (c->net == SBX_NET_HOST)
+                return fd < 0 ? 0 : sbx_internal(e, EPROTO, "the session init sent a namespace");
+        struct stat ours, theirs;
+        if (fd < 0 || ioctl(fd, NS_GET_NSTYPE) != CLONE_NEWNET || fstat(fd, &theirs) < 0 ||
+            stat("/proc/self/ns/net", &ours) < 0 ||
+            (ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino))
+                return sbx_internal(e, EPROTO,
+                                    "the session init sent no network namespace of its own");
         return 0;
 }
 
@@ -195,10 +215,9 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
 
+        /* No CLONE_NEWNET: the init's helper makes that one in parallel (sandbox/netif.c). */
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                               CLONE_NEWUTS | CLONE_NEWCGROUP;
-        if (c->net != SBX_NET_HOST)
-                flags |= CLONE_NEWNET;
         bool in_v2;
         pid_t pid = clone_init(flags, cg, &in_v2);
         if (pid < 0)
@@ -226,14 +245,16 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
         if (r == 0)
                 r = write_id_maps(c, pid, e);
         if (r == 0)
-                r = open_namespaces(c, &p, e);
+                r = open_namespaces(&p, e);
         _cleanup_close_ int usr_tree = r == 0 ? idmapped_usr(c, &p) : -1;
         /* #1: maps written (with the idmapped /usr when there is one) */
         if (r == 0 && sync_send_ok_fd(parent_end, usr_tree) < 0)
                 r = sbx_internal(e, errno, "the session init died during setup");
         /* #2: root built, or the init's own error */
         if (r == 0)
-                r = sync_wait(parent_end, "the session init", e);
+                r = sync_wait_fd(parent_end, "the session init", &p.ns[NS_NET], e);
+        if (r == 0)
+                r = check_netns(c, p.ns[NS_NET], e);
         if (r < 0) {
                 session_kill(&p);
                 return r;

@@ -12,8 +12,9 @@
  *
  * Only the host side can reach the server: its listening socket is bound in the session's
  * runtime directory, which nothing inside sees, and only the init holds it. The init never
- * reads a request itself: each connection goes to a fresh B, so a malformed one can only end
- * that B.
+ * reads a request of a session from `create` itself: each connection goes to a fresh B, so a
+ * malformed one can only end that B. In `run` the one request comes over a socketpair from
+ * the process that made the session (and kills it after), and the init serves it as B.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -98,16 +99,29 @@ static pid_t spawn_command(const struct exec_spec *spec, const sigset_t *blocked
         return c;
 }
 
-/* B, forked by the init for the connection conn; listen_fd is the init's (closed at once). */
-_noreturn_ static void serve_one(int conn, int listen_fd)
+/* The request's strings and host fds, when the client is to go its own way after all. */
+static void wire_release(struct exec_wire *w)
 {
-        if (listen_fd >= 0)
-                close(listen_fd);
+        for (int i = 0; i < WIRE_NFDS; i++)
+                closep(&w->fds[i]);
+        free(w->argv);
+        free(w->envp);
+        free(w->buf);
+}
+
+/*
+ * Serve the request on conn as its reaper: B, forked by the init for it, or in `run` the init
+ * itself (init_sigfd >= 0: its SIGCHLD signalfd). Returns only where the client is to take its
+ * own path (it sent no request, or no pid was left for C) and the server goes on: B then
+ * leaves, the init serves no more.
+ */
+static void serve(int conn, int init_sigfd)
+{
         struct sbx_error e = {0};
         struct exec_wire w;
         int r = exec_wire_recv(conn, &w);
         if (r == -ECONNRESET)
-                _exit(0); /* the client left without asking (run took its own path) */
+                return; /* the client left without asking (run took its own path) */
         if (r < 0) {
                 sbx_internal(&e, -r, "malformed exec request");
                 (void)sync_send_error(conn, &e);
@@ -127,8 +141,11 @@ _noreturn_ static void serve_one(int conn, int listen_fd)
                 (void)sync_send_error(conn, &e);
                 _exit(EXIT_SBX_FAILED);
         }
+        /* pid 1 reaps every orphan already, and keeps its name */
         sigset_t set;
-        int sigfd = reaper_become(&set);
+        sigemptyset(&set);
+        sigaddset(&set, SIGCHLD);
+        int sigfd = init_sigfd >= 0 ? init_sigfd : reaper_become(&set);
         int errp[2];
         if (sigfd < 0 || pipe2(errp, O_CLOEXEC) < 0) {
                 sbx_internal(&e, errno, "failed to set up the command's reaper");
@@ -142,7 +159,13 @@ _noreturn_ static void serve_one(int conn, int listen_fd)
                 /* The session's pids are all taken: the client starts the command from outside
                  * (launch/join.c), where a move into the cgroup is not refused by pids.max. */
                 reaper_hello(conn, true);
-                _exit(EXIT_SBX_FAILED);
+                if (init_sigfd < 0)
+                        _exit(EXIT_SBX_FAILED);
+                wire_release(&w);
+                int fds[] = {null, master, slave, errp[0], errp[1]};
+                for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+                        closep(&fds[i]);
+                return;
         }
         if (c < 0) {
                 sbx_fail(&e, EXIT_SBX_FAILED, "internal", errno, "failed to start the command");
@@ -180,7 +203,10 @@ static void start_reaper(int conn, const struct server_fds *s)
         pid_t b = fork();
         if (b == 0) {
                 close(s->sigfd);
-                serve_one(conn, s->listen);
+                if (s->listen >= 0)
+                        close(s->listen);
+                serve(conn, -1);
+                _exit(0);
         }
         /* Without a B, closing conn with the request unread is the answer: the client sees
          * ECONNRESET, which tells it nothing was started. */
@@ -209,9 +235,11 @@ _noreturn_ void exec_server_run(int exec_fd)
         }
         s.sigfd = sigfd;
         if (exec_fd >= 0 && !is_listening(exec_fd)) {
-                /* `run`: its one B starts now and waits for the request, while the client
-                 * finishes its own set-up. */
-                start_reaper(exec_fd, &s);
+                /* `run`: its one exec comes from the process that made the session, and the
+                 * session ends with it. The init is its reaper: one fork fewer, and pid 1 takes
+                 * no signal from inside. It returns if the client takes its own path. */
+                serve(exec_fd, sigfd);
+                close(exec_fd);
                 exec_fd = -1;
         }
         s.listen = exec_fd;

@@ -26,7 +26,8 @@
  */
 #define INIT_KEEP_CAPS ((1ULL << CAP_KILL) | (1ULL << CAP_SETUID))
 
-static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error *e)
+static int init_setup(const struct sbx_config *c, int sync_fd, struct netns_job *net,
+                      int *ret_netfd, struct sbx_error *e)
 {
         struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1};
 
@@ -43,11 +44,17 @@ static int init_setup(const struct sbx_config *c, int sync_fd, struct sbx_error 
                 r = creds_become_sandbox_user(e);
         if (r == 0 && sethostname(c->hostname, strlen(c->hostname)) < 0)
                 r = sbx_internal(e, errno, "failed to set the hostname '%s'", c->hostname);
-        if (r == 0 && c->net != SBX_NET_HOST)
-                r = netif_loopback_up(e);
+        _cleanup_(user_limits_close) struct user_limits limits;
+        user_limits_init(&limits);
         if (r == 0)
-                r = rootfs_build(c, &src, e);
+                r = rootfs_build(c, &src, &limits, e);
         rootfs_sources_close(&src);
+        /* H has long made it by now (netif.c); before the capabilities go */
+        if (r == 0 && c->net != SBX_NET_HOST)
+                r = netns_enter(net, ret_netfd, e);
+        /* last: no namespace of any kind may be made in the session from here on */
+        if (r == 0)
+                r = user_limits_write(&limits, e);
         return r;
 }
 
@@ -72,9 +79,16 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void)prctl(PR_SET_NAME, "sbx-init");
+        /* The network namespace is made meanwhile, by H (the clone made all the others). H
+         * starts before #1, while the supervisor writes our maps: it runs nothing but its few
+         * steps, and is gone before anything else exists in the session. */
+        struct netns_job net = {.sock = -1, .pid = -1};
+        if (c->net != SBX_NET_HOST)
+                netns_start(&net);
         signals_reset();
 
-        int r = init_setup(c, sync_fd, &e);
+        int netfd = -1;
+        int r = init_setup(c, sync_fd, &net, &netfd, &e);
         if (r == 0)
                 r = creds_lock_down_keep(INIT_KEEP_CAPS, &e);
         /* Out of the command's reach (creds_set_helper_uid); an unprivileged session has no
@@ -94,9 +108,10 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
                 (void)sync_send_error(sync_fd, &e);
                 _exit(1);
         }
-        /* #2: ready */
-        if (sync_send_ok(sync_fd) < 0)
+        /* #2: ready, with the network namespace */
+        if (sync_send_ok_fd(sync_fd, netfd) < 0)
                 _exit(1);
+        closep(&netfd);
         /* Everything else goes: the exec channel alone stays, as fd 3 (moved up first: it
          * may be 3 already, or sync_fd may be). */
         int up = exec_fd >= 0 ? fcntl(exec_fd, F_DUPFD_CLOEXEC, 4) : -1;

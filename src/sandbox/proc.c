@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * /proc of the session's pid namespace, with Docker's masked and read-only paths, and the
- * per-user kernel object limits of the session's user namespace set before /proc/sys is made
- * read-only (HARDENING.md defaults 3 and 6).
+ * per-user kernel object limits of the session's user namespace, opened before /proc/sys is
+ * made read-only (HARDENING.md defaults 3 and 6) and written by the init last (rootfs.h).
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
@@ -40,17 +41,15 @@ static const char *const user_limits[][2] = {
         {"max_fanotify_groups", "0"},     {"max_fanotify_marks", "0"},
 };
 
-/*
- * Opened before /proc/sys becomes read-only and written after every mount is made: the
- * limits also bound the anonymous mount namespaces that open_tree and fsmount create.
- */
-static int open_user_limits(int procfd, int fds[], struct sbx_error *e)
+static_assert(ARRAY_SIZE(user_limits) == USER_LIMITS_COUNT, "USER_LIMITS_COUNT");
+
+static int open_user_limits(int procfd, struct user_limits *l, struct sbx_error *e)
 {
         for (size_t i = 0; i < ARRAY_SIZE(user_limits); i++) {
                 char path[64];
                 snprintf(path, sizeof(path), "sys/user/%s", user_limits[i][0]);
-                fds[i] = openat(procfd, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-                if (fds[i] < 0 && errno != ENOENT) /* ENOENT: an older kernel without it */
+                l->fds[i] = openat(procfd, path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (l->fds[i] < 0 && errno != ENOENT) /* ENOENT: an older kernel without it */
                         return sbx_unsupported(e, errno,
                                                "failed to open user.%s of the session's user "
                                                "namespace",
@@ -59,11 +58,17 @@ static int open_user_limits(int procfd, int fds[], struct sbx_error *e)
         return 0;
 }
 
-static int write_user_limits(int fds[], struct sbx_error *e)
+void user_limits_init(struct user_limits *l)
 {
         for (size_t i = 0; i < ARRAY_SIZE(user_limits); i++)
-                if (fds[i] >= 0 &&
-                    write_all(fds[i], user_limits[i][1], strlen(user_limits[i][1])) < 0)
+                l->fds[i] = -1;
+}
+
+int user_limits_write(const struct user_limits *l, struct sbx_error *e)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(user_limits); i++)
+                if (l->fds[i] >= 0 &&
+                    write_all(l->fds[i], user_limits[i][1], strlen(user_limits[i][1])) < 0)
                         return sbx_unsupported(e, errno,
                                                "failed to set user.%s in the session's user "
                                                "namespace",
@@ -71,10 +76,10 @@ static int write_user_limits(int fds[], struct sbx_error *e)
         return 0;
 }
 
-static void close_user_limits(int fds[])
+void user_limits_close(struct user_limits *l)
 {
         for (size_t i = 0; i < ARRAY_SIZE(user_limits); i++)
-                closep(&fds[i]);
+                closep(&l->fds[i]);
 }
 
 static int mask_path(int procfd, int nullfd, const char *name, bool dir, struct sbx_error *e)
@@ -102,7 +107,7 @@ static int make_read_only(int procfd, const char *name, struct sbx_error *e)
         return mnt_bind(t, t, MOUNT_ATTR_RDONLY | MNT_SECURE | MOUNT_ATTR_NOEXEC, what, e);
 }
 
-int rootfs_setup_proc(int rootfd, int hostfd, struct sbx_error *e)
+int rootfs_setup_proc(int rootfd, int hostfd, struct user_limits *limits, struct sbx_error *e)
 {
         _cleanup_close_ int t = mnt_open_target(rootfd, "/proc", true, e);
         if (t < 0)
@@ -126,14 +131,8 @@ int rootfs_setup_proc(int rootfd, int hostfd, struct sbx_error *e)
         for (size_t i = 0; i < ARRAY_SIZE(masked_dirs); i++)
                 if ((r = mask_path(procfd, nullfd, masked_dirs[i], true, e)) < 0)
                         return r;
-        int limit_fds[ARRAY_SIZE(user_limits)];
-        for (size_t i = 0; i < ARRAY_SIZE(user_limits); i++)
-                limit_fds[i] = -1;
-        r = open_user_limits(procfd, limit_fds, e);
+        r = open_user_limits(procfd, limits, e);
         for (size_t i = 0; r == 0 && i < ARRAY_SIZE(read_only); i++)
                 r = make_read_only(procfd, read_only[i], e);
-        if (r == 0)
-                r = write_user_limits(limit_fds, e);
-        close_user_limits(limit_fds);
         return r;
 }

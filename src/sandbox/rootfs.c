@@ -276,11 +276,11 @@ static int make_layer(const struct sbx_config *c, struct sbx_error *e)
 
 static int final_pivot(int rootfd, struct sbx_error *e)
 {
-        if (umount2("/oldroot", MNT_DETACH) < 0)
-                return sbx_internal(e, errno, "failed to detach the host root");
         if (fchdir(rootfd) < 0 || sys_pivot_root(".", ".") < 0)
                 return sbx_internal(e, errno, "failed to pivot_root into the session root");
-        /* The layer's own root (with upper/ and work/) is stacked below: drop it. */
+        /* The layer's own root (with upper/ and work/) is stacked on "." now: detach it, and
+         * with it the host root at its /oldroot and all below (one umount: each costs an RCU
+         * grace period). */
         if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
                 return sbx_internal(e, errno, "failed to detach the old root");
         return 0;
@@ -302,7 +302,8 @@ static int open_newroot(const struct sbx_config *c, const struct rootfs_sources 
         return fd < 0 ? sbx_internal(e, errno, "failed to open the new root") : fd;
 }
 
-int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src, struct sbx_error *e)
+int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
+                 struct user_limits *limits, struct sbx_error *e)
 {
         int r = make_layer(c, e);
         if (r < 0)
@@ -332,7 +333,7 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src, s
             (r = bind_layer_dir(rootfd, "/tmp", "/tmp", e)) < 0 ||
             (r = setup_volumes(c, src, rootfd, e)) < 0 ||
             (r = rootfs_setup_dev(c, rootfd, hostfd, e)) < 0 ||
-            (r = rootfs_setup_proc(rootfd, hostfd, e)) < 0)
+            (r = rootfs_setup_proc(rootfd, hostfd, limits, e)) < 0)
                 return r;
         if (c->workdir) {
                 _cleanup_close_ int w = mnt_open_target(rootfd, c->workdir, true, e);

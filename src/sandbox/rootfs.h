@@ -23,11 +23,28 @@ void rootfs_sources_close(struct rootfs_sources *s);
 /* Make every mount private and open the sources (before the uid switch). */
 int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struct sbx_error *e);
 
-/* Build the root from the sources and pivot into it. The caller's cwd is "/" afterwards. */
+/*
+ * The limits of the session's user namespace (proc.c), opened with the session's /proc before
+ * /proc/sys turns read-only, and written by the init last: they forbid namespaces, and the
+ * init still makes some (the anonymous mount namespaces of open_tree and fsmount, and H's
+ * network namespace: netif.c).
+ */
+#define USER_LIMITS_COUNT 12
+struct user_limits {
+        int fds[USER_LIMITS_COUNT]; /* -1: not opened, or absent on this kernel */
+};
+void user_limits_init(struct user_limits *l);
+int user_limits_write(const struct user_limits *l, struct sbx_error *e);
+void user_limits_close(struct user_limits *l);
+
+/*
+ * Build the root from the sources and pivot into it, opening the user namespace's limits on
+ * the way. The caller's cwd is "/" afterwards.
+ */
 int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
-                 struct sbx_error *e);
+                 struct user_limits *limits, struct sbx_error *e);
 
 /* Parts of the build, one file each. rootfd: the new root; hostfd: the old root. */
 int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct sbx_error *e);
 int rootfs_setup_dev(const struct sbx_config *c, int rootfd, int hostfd, struct sbx_error *e);
-int rootfs_setup_proc(int rootfd, int hostfd, struct sbx_error *e);
+int rootfs_setup_proc(int rootfd, int hostfd, struct user_limits *limits, struct sbx_error *e);

@@ -9,8 +9,22 @@
 #include "../config/config.h"
 #include "../shared/error.h"
 
-/* Bring up lo in the session's network namespace. */
+/* Bring up lo in the current network namespace. */
 int netif_loopback_up(struct sbx_error *e);
+
+/* The session's network namespace, being made by the init's helper H (netif.c). */
+struct netns_job {
+        int sock;  /* H's answer: its namespace, or its error */
+        pid_t pid; /* -1: no H, the init makes the namespace itself */
+};
+/* Fork H, which makes the namespace with lo up; never fails (without H, see netns_enter). */
+void netns_start(struct netns_job *job);
+/*
+ * Enter the namespace H made (reaping H), or make it here; *ret_nsfd gets an fd of it (for the
+ * supervisor: an unprivileged one cannot open the non-dumpable init's ns/net). 0 or a
+ * negative errno with *e.
+ */
+int netns_enter(struct netns_job *job, int *ret_nsfd, struct sbx_error *e);
 
 /*
  * Become uid/gid 0 of the session (an unprivileged host id), without supplementary groups

@@ -230,6 +230,18 @@ diag "one pid left ($left): exec printed '$out'"
 t "one pid left in the session: the exec still starts"
 sbx destroy "$id"
 
+# --pids 1: the init, born in its cgroup (clone3), has no pid for the helper that makes the
+# network namespace (sandbox/netif.c), so it makes it itself; the command (no fork needed)
+# finds only lo, and up: a loopback connection works.
+out=$(sbx run --read-only --memory unlimited --pids 1 --cpus unlimited -- python3 -c '
+import socket
+print(" ".join(l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:]))
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen()
+socket.create_connection(s.getsockname()).close(); print("connected")' 2>&1)
+diag "--pids 1: $(echo $out)"
+[ "$(echo $out)" = "lo connected" ]
+t "--pids 1: no pid for the netns helper; the init makes the namespace, lo only and up"
+
 # ---- started inside a delegated leaf ----------------------------------------------------------
 # /deleg has every controller, /deleg/leaf none for its children: as systemd hands a unit
 # with Delegate=yes to its process. sbx alone in the leaf moves itself into
