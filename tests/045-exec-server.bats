@@ -2,9 +2,16 @@
 # exec through the session init's own exec server (docs/DESIGN.md, "exec"): what the command
 # inherits from the init instead of having it set up per exec, the boundary that keeps the
 # command away from its reaper and the init, a malformed request, and the client-side path
-# that takes over when the server cannot serve.
+# that takes over when the server cannot serve. Sessions here have no memory limit: with one,
+# every exec takes the client's path (server_session; the last test checks that split).
 
 load helpers
+
+# A session whose execs the init serves: no memory limit.
+server_session() {
+        new_session --memory unlimited "$@"
+}
+
 setup() {
         setup_sbx
 }
@@ -30,12 +37,16 @@ EOF
 }
 
 @test "the command's reaper and the init run with a uid of their own: the command cannot touch them" {
-        new_session
+        server_session
         in_sbx 'grep ^Uid: /proc/$PPID/status /proc/1/status; grep -E "^(Uid|CapPrm|CapEff|CapBnd):" /proc/self/status'
         local re='Uid:[[:space:]]+([1-9][0-9]*)[[:space:]]+([0-9]+)[[:space:]]+([0-9]+)'
         [[ ${lines[0]} =~ $re ]] && [ "${BASH_REMATCH[2]}" = "${BASH_REMATCH[1]}" ] &&
                 [ "${BASH_REMATCH[3]}" = "${BASH_REMATCH[1]}" ] || fail "reaper: ${lines[0]}"
+        local reaper_uid=${BASH_REMATCH[1]}
         [[ ${lines[1]} =~ $re ]] || fail "init: ${lines[1]}"
+        # the init's own uid: forked by the init (a reaper from outside shows the overflow uid)
+        [ "${BASH_REMATCH[1]}" = "$reaper_uid" ] && [ "$reaper_uid" != 65534 ] ||
+                fail "not the server's reaper: ${lines[0]} / ${lines[1]}"
         [[ ${lines[2]} =~ Uid:[[:space:]]+0[[:space:]]+0[[:space:]]+0[[:space:]]+0 ]] ||
                 fail "the command is not plain uid 0: ${lines[2]}"
         local caps
@@ -77,14 +88,14 @@ EOF
 }
 
 @test "the timeout still kills a command that tried to kill its reaper" {
-        new_session
+        server_session
         local m=$((400000 + RANDOM))
         sbx_expect 124 exec -t 1 "$sid" sh -c "kill -9 \$PPID; sleep $m"
         wait_until 5 eval "! pgrep -f '^sleep $m\$' >/dev/null" || fail "sleep $m survived"
 }
 
 @test "the command starts with no signal blocked or ignored (exec and run)" {
-        new_session
+        server_session
         sbx_ok exec "$sid" grep -E '^Sig(Blk|Ign):' /proc/self/status
         [ "$output" = $'SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000' ] || fail "$output"
         sbx_ok run -- grep -E '^Sig(Blk|Ign):' /proc/self/status
@@ -94,7 +105,7 @@ EOF
 }
 
 @test "the command is the OOM killer's first choice, its reaper and the init are not (exec and run)" {
-        new_session
+        server_session
         in_sbx 'cat /proc/self/oom_score_adj /proc/1/oom_score_adj /proc/$PPID/oom_score_adj'
         [ "${lines[0]}" = 1000 ] && [ "${lines[1]}" -lt 1000 ] && [ "${lines[2]}" -lt 1000 ] ||
                 fail "$output"
@@ -103,7 +114,7 @@ EOF
 }
 
 @test "a command stopped before its execve cannot hold the exec past its timeout" {
-        new_session
+        server_session
         # A background process of one exec stops every newer process it can, over and over;
         # the next exec must still end by its timeout (0 if it slipped through), not hang.
         in_sbx 'printf "%s\n" "for i in \$(seq 3000); do for p in /proc/[0-9]*; do" \
@@ -116,7 +127,7 @@ EOF
 }
 
 @test "a malformed request ends only its own reaper; the session keeps serving" {
-        new_session
+        server_session
         run raw_request 'b"garbage"'
         [ "$status" -eq 0 ] && [[ $output == "malformed exec request"* ]] || fail "$output"
         # a well-formed header that promises fds it does not send
@@ -131,7 +142,7 @@ EOF
 }
 
 @test "without the exec socket (a session of an older sbx) exec joins from outside" {
-        new_session
+        server_session
         rm "$SBX_RUNTIME_DIR/$sid/exec"
         in_sbx 'echo ok; grep ^Uid: /proc/$PPID/status'
         [ "${lines[0]}" = ok ] || fail "$output"
@@ -139,26 +150,68 @@ EOF
 }
 
 @test "an argv too big for one request goes the client-side way" {
-        new_session
+        server_session
         local big
         big=$(head -c 50000 /dev/zero | tr '\0' a)
         sbx_ok exec "$sid" sh -c 'echo $((${#1} + ${#2} + ${#3} + ${#4}))' sh "$big" "$big" "$big" "$big"
         [ "$output" = 200000 ] || fail "${output:0:200}"
 }
 
-@test "only the init listens on the exec socket" {
-        new_session
-        local holders init
+# spare_of INIT: the init's spare reaper(s), one pid a line.
+spare_of() {
+        pgrep -P "$1" -x sbx-spare || true
+}
+
+@test "only the init and its spare reaper listen on the exec socket" {
+        server_session
+        local holders init spare
         [ -S "$SBX_RUNTIME_DIR/$sid/exec" ] || fail "no exec socket"
-        # every process of this test's runtime dir that holds a listening exec socket
-        holders=$(ss -xlpn | grep -F "/exec " | grep -o 'pid=[0-9]*' | sort -u |
-                while IFS== read -r _ p; do
-                        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-                                grep -qxF "SBX_RUNTIME_DIR=$SBX_RUNTIME_DIR" && echo "$p" || true
-                done)
-        init=$(pgrep -x sbx-init | while read -r p; do
-                tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-                        grep -qxF "SBX_RUNTIME_DIR=$SBX_RUNTIME_DIR" && echo "$p" || true; done)
-        [ -n "$init" ] || fail "no init found"
-        [ "$holders" = "$init" ] || fail "holders '$holders', init '$init'"
+        init=$(state_key init_pid)
+        wait_until 5 eval '[ -n "$(spare_of "$init")" ]' || fail "no spare reaper"
+        spare=$(spare_of "$init")
+        # every process that holds the listening socket the init holds (it is bound by a
+        # /proc/self/fd path: ss cannot name the runtime dir)
+        holders=$(ss -xlpn | grep -F "/exec " | grep -F "pid=$init," | grep -o 'pid=[0-9]*' |
+                cut -d= -f2 | sort -un | tr '\n' ' ')
+        [ "$holders" = "$(printf '%s\n' "$init" "$spare" | sort -n | tr '\n' ' ')" ] ||
+                fail "holders '$holders', init $init, spare $spare"
+        # the spare has the init's uid (the helper's, out of the command's reach)
+        [ "$(awk '/^Uid:/ { print $2 }' "/proc/$spare/status")" = \
+                "$(awk '/^Uid:/ { print $2 }' "/proc/$init/status")" ] || fail "uids differ"
+}
+
+@test "the spare serves the next exec and the init forks the one after; killed, it is not replaced" {
+        server_session
+        local init first second
+        init=$(state_key init_pid)
+        wait_until 5 eval '[ -n "$(spare_of "$init")" ]' || fail "no spare reaper"
+        first=$(spare_of "$init")
+        # the exec's reaper is the spare that waited (its pid inside: NSpid on the host)
+        local inside
+        inside=$(awk '/^NSpid:/ { print $3 }' "/proc/$first/status")
+        sbx_ok exec "$sid" sh -c 'echo $PPID'
+        [ -n "$inside" ] && [ "$output" = "$inside" ] || fail "reaper $output, spare $inside"
+        wait_until 5 eval '[ -n "$(spare_of "$init")" ]' || fail "no second spare"
+        second=$(spare_of "$init")
+        [ "$second" != "$first" ] && [ "$(wc -l <<<"$second")" = 1 ] || fail "spares: $second"
+        # a spare that dies without a connection (here: killed from the host) gets no
+        # successor, and the init accepts and forks reapers itself again
+        kill -9 "$second"
+        sleep 0.3
+        [ -z "$(spare_of "$init")" ] || fail "replaced: $(spare_of "$init")"
+        sbx_ok exec "$sid" echo served
+        [ "$output" = served ]
+        [ -z "$(spare_of "$init")" ] || fail "a spare came back"
+        [ "$(pgrep -c -P "$init")" -le 1 ] || fail "the init's children: $(pgrep -a -P "$init")"
+}
+
+@test "a session with a memory limit: no spare, and its execs take the client's path" {
+        new_session --memory 256M
+        local init
+        init=$(state_key init_pid)
+        sleep 0.3
+        [ -z "$(spare_of "$init")" ] || fail "a spare in a memory-limited session"
+        # a reaper from outside: the host's root is no uid of the session (the overflow uid)
+        sbx_ok exec "$sid" sh -c 'awk "/^Uid:/ { print \$2 }" /proc/$PPID/status'
+        [ "$output" = 65534 ] || fail "reaper uid $output"
 }

@@ -75,7 +75,7 @@ print(s.accept()[0].recv(4).decode())'
 @test "the network namespace is the session's own: owned by its user namespace, its maker gone" {
         new_session
         local init
-        init=$(sed -n 's/^init_pid=//p' "$SBX_RUNTIME_DIR/$sid/state")
+        init=$(state_key init_pid)
         [ -n "$init" ] || fail "no init pid"
         # made by the init's helper (sandbox/netif.c) and entered by the init: owned by the
         # session's user namespace (NS_GET_USERNS), and not the host's

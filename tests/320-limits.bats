@@ -19,11 +19,6 @@ dd_hog=(dd if=/dev/zero of=/dev/null bs=256M count=1)
 py_hog='a = []
 while True: a.append(bytearray(1 << 20))'
 
-# The value of KEY in session $sid's state ("" when absent).
-state_key() {
-        sed -n "s/^$1=//p" "$SBX_RUNTIME_DIR/$sid/state"
-}
-
 # The directory of the session's CONTROLLER (memory, pids, cpu): v1 when recorded, else v2.
 cg_dir() {
         local v1

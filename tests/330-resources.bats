@@ -37,8 +37,6 @@ disk_avail_kib() {
         df -k --output=source,avail / /tmp "$BATS_TEST_TMPDIR" | awk 'NR > 1 && !seen[$1]++ { s += $2 } END { print s }'
 }
 
-state_key() { sed -n "s/^$1=//p" "$SBX_RUNTIME_DIR/$sid/state"; }
-
 # The directory of the session's CONTROLLER (memory, pids, cpu): v1 when recorded, else v2.
 cg_dir() {
         local v1

@@ -177,6 +177,11 @@ is_id() {
         [[ $1 =~ ^sb_[a-z0-9]{16}$ ]]
 }
 
+# state_key KEY: the value of KEY in session $sid's state ("" when absent).
+state_key() {
+        sed -n "s/^$1=//p" "$SBX_RUNTIME_DIR/$sid/state"
+}
+
 # new_session [CREATE-OPTIONS...]: create a session; its id is left in $sid.
 new_session() {
         sbx_ok create "$@" || return 1

@@ -189,28 +189,85 @@ static void serve(int conn, int init_sigfd)
         reaper_watch(&k, c);
 }
 
-/* The init's fds that B closes first. */
-struct server_fds {
+/* The init's server state: all its fds, which B closes first. */
+struct server {
         int listen, sigfd;
+        int taken[2]; /* a spare B writes a byte here once it has its connection; -1: no spares */
+        pid_t spare;  /* the B waiting in accept(), or 0 */
 };
+
+static void close_server_fds(const struct server *s)
+{
+        int fds[] = {s->listen, s->sigfd, s->taken[0]};
+        for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
+}
 
 /*
  * Fork B for conn; on failure (the session's pids are all taken?) the client goes around.
  * Nothing here may end the init.
  */
-static void start_reaper(int conn, const struct server_fds *s)
+static void start_reaper(int conn, const struct server *s)
 {
         pid_t b = fork();
         if (b == 0) {
-                close(s->sigfd);
-                if (s->listen >= 0)
-                        close(s->listen);
+                close_server_fds(s);
+                if (s->taken[1] >= 0)
+                        close(s->taken[1]);
                 serve(conn, -1);
                 _exit(0);
         }
         /* Without a B, closing conn with the request unread is the answer: the client sees
          * ECONNRESET, which tells it nothing was started. */
         close(conn);
+}
+
+/* The next connection on the (non-blocking) listening socket, or -1. */
+static int wait_connection(int listen_fd)
+{
+        for (;;) {
+                struct pollfd p = {.fd = listen_fd, .events = POLLIN};
+                if (poll(&p, 1, -1) < 0 && errno != EINTR)
+                        return -1;
+                int conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
+                if (conn >= 0)
+                        return conn;
+                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                        return -1;
+        }
+}
+
+/*
+ * A spare B, forked before its connection comes: the next exec finds its reaper waiting in
+ * accept(), and the init forks the next spare while that one serves, off the exec's path. A
+ * session keeps one more process for it (and one more pid of its pids limit).
+ */
+static void start_spare(struct server *s)
+{
+        pid_t b = fork();
+        if (b == 0) {
+                close(s->sigfd);
+                close(s->taken[0]);
+                (void)prctl(PR_SET_NAME, "sbx-spare");
+                int conn = wait_connection(s->listen);
+                /* Without a connection the spare leaves with nothing written: the init then
+                 * forks no more of them (never a loop of failing spares). */
+                if (conn < 0)
+                        _exit(EXIT_SBX_FAILED);
+                (void)RETRY_EINTR(write(s->taken[1], "", 1));
+                close(s->taken[1]);
+                close(s->listen);
+                serve(conn, -1);
+                _exit(0);
+        }
+        s->spare = b > 0 ? b : 0;
+}
+
+static void stop_spares(struct server *s)
+{
+        closep(&s->taken[0]);
+        closep(&s->taken[1]);
 }
 
 static bool is_listening(int fd)
@@ -220,9 +277,36 @@ static bool is_listening(int fd)
         return getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &len) == 0 && on;
 }
 
-_noreturn_ void exec_server_run(int exec_fd)
+/*
+ * The spare took its connection (its byte on the pipe): fork the next, or, where none can be
+ * forked, let the init accept itself again. false: the spare had no connection.
+ */
+static bool spare_taken(struct server *s)
 {
-        struct server_fds s = {.listen = -1, .sigfd = -1};
+        char buf[8];
+        if (read(s->taken[0], buf, sizeof(buf)) <= 0)
+                return false;
+        start_spare(s);
+        if (s->spare == 0)
+                stop_spares(s);
+        return true;
+}
+
+/* Reap; a spare that ended without a connection (killed?) gets no successor. */
+static void reap(struct server *s)
+{
+        pid_t w;
+        while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
+                if (w == s->spare) {
+                        s->spare = 0;
+                        if (!spare_taken(s))
+                                stop_spares(s);
+                }
+}
+
+_noreturn_ void exec_server_run(int exec_fd, bool spares)
+{
+        struct server s = {.listen = -1, .sigfd = -1, .taken = {-1, -1}};
         sigset_t set;
         sigemptyset(&set);
         sigaddset(&set, SIGCHLD);
@@ -243,21 +327,34 @@ _noreturn_ void exec_server_run(int exec_fd)
                 exec_fd = -1;
         }
         s.listen = exec_fd;
-        struct pollfd p[2] = {{.fd = sigfd, .events = POLLIN}, {.fd = exec_fd, .events = POLLIN}};
+        if (exec_fd >= 0 && spares && pipe2(s.taken, O_CLOEXEC | O_NONBLOCK) == 0) {
+                start_spare(&s);
+                if (s.spare == 0)
+                        stop_spares(&s);
+        }
         for (;;) {
-                while (waitpid(-1, NULL, WNOHANG) > 0)
-                        ;
+                reap(&s);
                 if (sigfd < 0) { /* no signalfd: reap the old way */
                         int sig;
                         (void)sigwait(&set, &sig);
                         continue;
                 }
-                if (poll(p, 2, -1) < 0)
+                /* With a spare waiting, the connections are its own. */
+                struct pollfd p[3] = {{.fd = sigfd, .events = POLLIN},
+                                      {.fd = s.spare ? -1 : exec_fd, .events = POLLIN},
+                                      {.fd = s.taken[0], .events = POLLIN}};
+                if (poll(p, ARRAY_SIZE(p), -1) < 0)
                         continue;
                 if (p[0].revents) {
                         struct signalfd_siginfo si;
                         while (read(sigfd, &si, sizeof(si)) > 0)
                                 ;
+                }
+                if (p[2].revents && s.spare) {
+                        pid_t taker = s.spare;
+                        s.spare = 0;
+                        if (!spare_taken(&s))
+                                s.spare = taker; /* still waiting */
                 }
                 if (p[1].revents & POLLIN) {
                         int conn = accept4(exec_fd, NULL, NULL, SOCK_CLOEXEC);

@@ -118,5 +118,8 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
         if (up >= 0 && dup3(up, 3, O_CLOEXEC) < 0)
                 _exit(1);
         (void)sys_close_range(up >= 0 ? 4 : 3, ~0U, 0);
-        exec_server_run(up >= 0 ? 3 : -1);
+        /* A spare reaper only where it serves: under the helper uid (with the command's uid
+         * the command could stop it, and every exec after would wait), and without a memory
+         * limit (those execs take the client's path: exec_server.c). */
+        exec_server_run(up >= 0 ? 3 : -1, getuid() != 0 && c->memory_bytes == 0);
 }

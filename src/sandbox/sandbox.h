@@ -66,11 +66,12 @@ int creds_drop_caps(uint64_t keep);
 _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int exec_fd);
 
 /*
- * The init's life once ready (exec_server.c): reap, and start a reaper B for each exec request
- * on exec_fd: a listening socket (a session from `create`: one B per connection), a connected
- * one (`run`: one B at once, which waits for the request), or -1 (reap only).
+ * The init's life once ready (exec_server.c): reap, and serve the exec requests on exec_fd: a
+ * listening socket (a session from `create`: one reaper B per connection, forked before its
+ * connection comes when spares), a connected one (`run`: the init serves its one request
+ * itself), or -1 (reap only).
  */
-_noreturn_ void exec_server_run(int exec_fd);
+_noreturn_ void exec_server_run(int exec_fd, bool spares);
 
 /*
  * A pty in the session's own devpts (the caller's terminal never enters), for -T: the master

@@ -217,12 +217,13 @@ diag "--pids 16, 40 sleeps asked without clone3: pids.current $(cat "$cg/pids.cu
 t "--pids only, without clone3: pids never above 16"
 sbx destroy "$id"
 
-# One pid left in the session: B (born in the init leaf) takes it and cannot fork C; the exec
-# starts over with B outside, which forks C outside and moves it in. Exactly one left: the
-# init, the first exec's reaper (it stays while its background children live) and 5 sleeps.
+# One pid left in the session: the waiting spare reaper serves the exec, the init forks the
+# next spare into the last pid, and the reaper cannot fork C; the exec starts over with B
+# outside, which forks C outside and moves it in. Exactly one left: the init, its spare, the
+# first exec's reaper (it stays while its background children live) and 4 sleeps.
 id=$(sbx create --read-only --memory unlimited --pids 8 --cpus unlimited)
 cg=$(state_key "$id" cgroup)
-sbx exec "$id" sh -c 'for i in 1 2 3 4 5; do sleep 1000 > /dev/null 2>&1 & done'
+sbx exec "$id" sh -c 'for i in 1 2 3 4; do sleep 1000 > /dev/null 2>&1 & done'
 left=$(( $(cat "$cg/pids.max") - $(cat "$cg/pids.current") ))
 out=$(sbx exec "$id" echo started)
 diag "one pid left ($left): exec printed '$out'"
