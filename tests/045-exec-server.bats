@@ -215,3 +215,11 @@ spare_of() {
         sbx_ok exec "$sid" sh -c 'awk "/^Uid:/ { print \$2 }" /proc/$PPID/status'
         [ "$output" = 65534 ] || fail "reaper uid $output"
 }
+
+@test "in run the init reaps while the command takes the client's path (setup step, memory limit)" {
+        # the setup step joins from outside and leaves a background child behind; with a
+        # memory limit the command joins too: the init, waiting for a request that never
+        # comes, must still reap
+        SBX_SETUP='sleep 0.2 & exit 0' sbx_ok run --memory 256M -- sh -c 'sleep 0.6; ps -eo stat=,comm='
+        ! grep -q '^Z' <<<"$output" || fail "zombies: $output"
+}

@@ -77,7 +77,7 @@ print(s.accept()[0].recv(4).decode())'
         local init
         init=$(state_key init_pid)
         [ -n "$init" ] || fail "no init pid"
-        # made by the init's helper (sandbox/netif.c) and entered by the init: owned by the
+        # made by the init's helper (sandbox/helper.c) and entered by the init: owned by the
         # session's user namespace (NS_GET_USERNS), and not the host's
         run python3 -c '
 import fcntl, os, sys

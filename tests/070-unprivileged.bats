@@ -211,3 +211,22 @@ other_in_first_rt() {
                         fail "a failed create left a session dir"
         fi
 }
+
+@test "user: a command that lowers the init's limits cannot stall later execs" {
+        user_session
+        # same uid as the init here: lowering its RLIMIT_NOFILE works, and its accept() fails
+        user_sbx_expect 0 exec "$sid" sh -c 'prlimit --pid 1 --nofile=5:5 && echo lowered'
+        [ "$output" = lowered ] || fail "$output"
+        local init t0 t1
+        init=$(sed -n 's/^init_pid=//p' "$(user_rt "$test_user")/$sid/state")
+        # the init stops serving (no spinning on a readable socket) and the exec joins from
+        # outside, within its timeout
+        user_sbx_expect 0 exec -t 5 "$sid" echo served
+        [ "$output" = served ] || fail "$output"
+        t0=$(awk '{ print $14 + $15 }' "/proc/$init/stat")
+        sleep 1
+        t1=$(awk '{ print $14 + $15 }' "/proc/$init/stat")
+        [ $((t1 - t0)) -lt 10 ] || fail "the init used $((t1 - t0)) ticks in 1 s"
+        user_sbx_expect 0 exec -t 5 "$sid" echo again
+        [ "$output" = again ] || fail "$output"
+}

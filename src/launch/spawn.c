@@ -215,7 +215,7 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
 
-        /* No CLONE_NEWNET: the init's helper makes that one in parallel (sandbox/netif.c). */
+        /* No CLONE_NEWNET: the init's helper makes that one in parallel (sandbox/helper.c). */
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                               CLONE_NEWUTS | CLONE_NEWCGROUP;
         bool in_v2;

@@ -13,6 +13,7 @@
 #include "../shared/util.h"
 #include "mounts.h"
 #include "rootfs.h"
+#include "sandbox.h"
 
 static const char passwd[] = "root:x:0:0:sandbox user:/workspace:/bin/bash\n"
                              "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n";
@@ -50,15 +51,15 @@ static int copy_link(int etcfd, int hostfd, const char *name, struct sbx_error *
                 return errno == EINVAL ? copy_host(etcfd, hostfd, name, e) : 0;
         target[n] = '\0';
         return symlinkat(target, etcfd, name) < 0
-                       ? sbx_internal(e, errno, "failed to link /etc/%s", name)
-                       : 0;
+                   ? sbx_internal(e, errno, "failed to link /etc/%s", name)
+                   : 0;
 }
 
 /* Read-only bind of a public host directory (e.g. /etc/ssl/certs), when it exists. */
 static int bind_host_dir(int rootfd, int hostfd, const char *path, struct sbx_error *e)
 {
         _cleanup_close_ int src =
-                openat(hostfd, path + 1, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            openat(hostfd, path + 1, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (src < 0)
                 return 0;
         _cleanup_close_ int t = mnt_open_target(rootfd, path, true, e);
@@ -67,16 +68,8 @@ static int bind_host_dir(int rootfd, int hostfd, const char *path, struct sbx_er
         return mnt_bind(src, t, MOUNT_ATTR_RDONLY | MNT_SECURE | MOUNT_ATTR_NOEXEC, path, e);
 }
 
-int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct sbx_error *e)
+int rootfs_fill_etc(const struct sbx_config *c, int etcfd, int hostfd, struct sbx_error *e)
 {
-        _cleanup_close_ int t = mnt_open_target(rootfd, "/etc", true, e);
-        if (t < 0)
-                return t;
-        _cleanup_close_ int etcfd = openat(rootfd, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                                  O_CLOEXEC);
-        if (etcfd < 0)
-                return sbx_internal(e, errno, "failed to open /etc");
-
         char hosts[512];
         int n = snprintf(hosts, sizeof(hosts),
                          "127.0.0.1\tlocalhost\n127.0.1.1\t%s\n::1\tlocalhost ip6-localhost "
@@ -104,10 +97,26 @@ int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct 
         if ((r = copy_link(etcfd, hostfd, "localtime", e)) < 0 ||
             (r = copy_link(etcfd, hostfd, "os-release", e)) < 0)
                 return r;
+        return copy_host(etcfd, hostfd, "ssl/openssl.cnf", e);
+}
+
+int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct helper *h,
+                     struct sbx_error *e)
+{
+        _cleanup_close_ int t = mnt_open_target(rootfd, "/etc", true, e);
+        if (t < 0)
+                return t;
+        _cleanup_close_ int etcfd =
+            openat(rootfd, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (etcfd < 0)
+                return sbx_internal(e, errno, "failed to open /etc");
         if (mkdirat(etcfd, "ssl", 0755) < 0)
                 return sbx_internal(e, errno, "failed to create /etc/ssl");
-        if ((r = copy_host(etcfd, hostfd, "ssl/openssl.cnf", e)) < 0 ||
-            (r = bind_host_dir(rootfd, hostfd, "/etc/ssl/certs", e)) < 0 ||
+        /* The files are H's work where there is an H, while we go on with the mounts. */
+        int r;
+        if (!helper_fill_etc(h, etcfd, hostfd) && (r = rootfs_fill_etc(c, etcfd, hostfd, e)) < 0)
+                return r;
+        if ((r = bind_host_dir(rootfd, hostfd, "/etc/ssl/certs", e)) < 0 ||
             (r = bind_host_dir(rootfd, hostfd, "/etc/alternatives", e)) < 0 ||
             (r = bind_host_dir(rootfd, hostfd, "/etc/ca-certificates", e)) < 0)
                 return r;

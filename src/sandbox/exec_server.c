@@ -270,6 +270,26 @@ static void stop_spares(struct server *s)
         closep(&s->taken[1]);
 }
 
+/* `run`'s init before its request: reap until fd has data or a hang-up. */
+static void reap_until_readable(int fd, int sigfd)
+{
+        for (;;) {
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                struct pollfd p[2] = {{.fd = sigfd, .events = POLLIN},
+                                      {.fd = fd, .events = POLLIN}};
+                if (poll(p, ARRAY_SIZE(p), -1) < 0 && errno != EINTR)
+                        return;
+                if (p[0].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(sigfd, &si, sizeof(si)) > 0)
+                                ;
+                }
+                if (p[1].revents)
+                        return;
+        }
+}
+
 static bool is_listening(int fd)
 {
         int on = 0;
@@ -321,7 +341,10 @@ _noreturn_ void exec_server_run(int exec_fd, bool spares)
         if (exec_fd >= 0 && !is_listening(exec_fd)) {
                 /* `run`: its one exec comes from the process that made the session, and the
                  * session ends with it. The init is its reaper: one fork fewer, and pid 1 takes
-                 * no signal from inside. It returns if the client takes its own path. */
+                 * no signal from inside. It returns if the client takes its own path. The
+                 * request may come late (provisioning joins first) or never (a memory limit):
+                 * pid 1 reaps meanwhile. */
+                reap_until_readable(exec_fd, sigfd);
                 serve(exec_fd, sigfd);
                 close(exec_fd);
                 exec_fd = -1;
@@ -360,6 +383,14 @@ _noreturn_ void exec_server_run(int exec_fd, bool spares)
                         int conn = accept4(exec_fd, NULL, NULL, SOCK_CLOEXEC);
                         if (conn >= 0)
                                 start_reaper(conn, &s);
+                        else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+                                /* Lasting (EMFILE: in an unprivileged session the command
+                                 * has our uid and may lower our RLIMIT_NOFILE): stop
+                                 * serving, rather than spin on a readable socket. Clients
+                                 * then get a refused connect and join from outside. */
+                                close(exec_fd);
+                                exec_fd = s.listen = -1;
+                        }
                 }
         }
 }

@@ -26,8 +26,8 @@
  */
 #define INIT_KEEP_CAPS ((1ULL << CAP_KILL) | (1ULL << CAP_SETUID))
 
-static int init_setup(const struct sbx_config *c, int sync_fd, struct netns_job *net,
-                      int *ret_netfd, struct sbx_error *e)
+static int init_setup(const struct sbx_config *c, int sync_fd, struct helper *h, int *ret_netfd,
+                      struct sbx_error *e)
 {
         struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1};
 
@@ -37,6 +37,12 @@ static int init_setup(const struct sbx_config *c, int sync_fd, struct netns_job 
          * supervisor must write our uid_map first. Nothing else exists in our pid namespace
          * before this point, so nothing inside could have looked at us. */
         (void)prctl(PR_SET_DUMPABLE, 0);
+        /* The network namespace (the clone made all the others) and /etc are made meanwhile
+         * by H (helper.c): after #1, so that H is in the session's cgroups (v1: we were just
+         * moved) and the maps exist for /etc. H runs nothing but its few steps, and is gone
+         * before anything else exists in the session. */
+        if (r == 0)
+                helper_start(c, h);
         /* Sources are opened before the uid switch, with the caller's own access rights. */
         if (r == 0)
                 r = rootfs_prepare(c, &src, e);
@@ -47,11 +53,11 @@ static int init_setup(const struct sbx_config *c, int sync_fd, struct netns_job 
         _cleanup_(user_limits_close) struct user_limits limits;
         user_limits_init(&limits);
         if (r == 0)
-                r = rootfs_build(c, &src, &limits, e);
+                r = rootfs_build(c, &src, &limits, h, e);
         rootfs_sources_close(&src);
-        /* H has long made it by now (netif.c); before the capabilities go */
-        if (r == 0 && c->net != SBX_NET_HOST)
-                r = netns_enter(net, ret_netfd, e);
+        /* H's work (helper.c), before the capabilities go: done by now, as a rule */
+        if (r == 0)
+                r = helper_finish(c, h, ret_netfd, e);
         /* last: no namespace of any kind may be made in the session from here on */
         if (r == 0)
                 r = user_limits_write(&limits, e);
@@ -79,16 +85,11 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void)prctl(PR_SET_NAME, "sbx-init");
-        /* The network namespace is made meanwhile, by H (the clone made all the others). H
-         * starts before #1, while the supervisor writes our maps: it runs nothing but its few
-         * steps, and is gone before anything else exists in the session. */
-        struct netns_job net = {.sock = -1, .pid = -1};
-        if (c->net != SBX_NET_HOST)
-                netns_start(&net);
+        struct helper h = {.sock = -1, .pid = -1, .nsfd = -1};
         signals_reset();
 
         int netfd = -1;
-        int r = init_setup(c, sync_fd, &net, &netfd, &e);
+        int r = init_setup(c, sync_fd, &h, &netfd, &e);
         if (r == 0)
                 r = creds_lock_down_keep(INIT_KEEP_CAPS, &e);
         /* Out of the command's reach (creds_set_helper_uid); an unprivileged session has no

@@ -10,6 +10,7 @@
 #include "../shared/macros.h"
 #include "../shared/syscalls.h"
 #include "mounts.h"
+#include "sandbox.h"
 
 void rootfs_sources_close(struct rootfs_sources *s)
 {
@@ -303,7 +304,7 @@ static int open_newroot(const struct sbx_config *c, const struct rootfs_sources 
 }
 
 int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
-                 struct user_limits *limits, struct sbx_error *e)
+                 struct user_limits *limits, struct helper *h, struct sbx_error *e)
 {
         int r = make_layer(c, e);
         if (r < 0)
@@ -318,7 +319,7 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
         if (src->base_fd < 0 && src->layers_fd < 0) {
                 if ((r = setup_usr(c, src, rootfd, e)) < 0 ||
                     (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
-                    (r = rootfs_setup_etc(c, rootfd, hostfd, e)) < 0)
+                    (r = rootfs_setup_etc(c, rootfd, hostfd, h, e)) < 0)
                         return r;
                 static const char *const empty[] = {"/var/tmp", "/run", "/home"};
                 for (size_t i = 0; i < ARRAY_SIZE(empty); i++) {
@@ -340,6 +341,9 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
                 if (w < 0)
                         return w;
         }
+        /* H's /etc files must be closed: a read-only remount refuses a mount with writers */
+        if (c->read_only && (r = helper_wait(h, e)) < 0)
+                return r;
         if (c->read_only) {
                 _cleanup_close_ int rfd = open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (rfd < 0 || (r = mnt_setattr(rfd, MOUNT_ATTR_RDONLY, false, "/", e)) < 0)

@@ -27,7 +27,7 @@ int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struc
  * The limits of the session's user namespace (proc.c), opened with the session's /proc before
  * /proc/sys turns read-only, and written by the init last: they forbid namespaces, and the
  * init still makes some (the anonymous mount namespaces of open_tree and fsmount, and H's
- * network namespace: netif.c).
+ * network namespace: helper.c).
  */
 #define USER_LIMITS_COUNT 12
 struct user_limits {
@@ -41,10 +41,14 @@ void user_limits_close(struct user_limits *l);
  * Build the root from the sources and pivot into it, opening the user namespace's limits on
  * the way. The caller's cwd is "/" afterwards.
  */
+struct helper;
 int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
-                 struct user_limits *limits, struct sbx_error *e);
+                 struct user_limits *limits, struct helper *h, struct sbx_error *e);
 
 /* Parts of the build, one file each. rootfd: the new root; hostfd: the old root. */
-int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct sbx_error *e);
+int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct helper *h,
+                     struct sbx_error *e);
+/* The files of the generated /etc, into etcfd (with its ssl/ made), from the host root. */
+int rootfs_fill_etc(const struct sbx_config *c, int etcfd, int hostfd, struct sbx_error *e);
 int rootfs_setup_dev(const struct sbx_config *c, int rootfd, int hostfd, struct sbx_error *e);
 int rootfs_setup_proc(int rootfd, int hostfd, struct user_limits *limits, struct sbx_error *e);

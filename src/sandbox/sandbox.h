@@ -12,19 +12,32 @@
 /* Bring up lo in the current network namespace. */
 int netif_loopback_up(struct sbx_error *e);
 
-/* The session's network namespace, being made by the init's helper H (netif.c). */
-struct netns_job {
-        int sock;  /* H's answer: its namespace, or its error */
-        pid_t pid; /* -1: no H, the init makes the namespace itself */
+/* Make a network namespace (owned by the current user namespace), enter it, bring lo up;
+ * *ret_nsfd (when not NULL) gets an fd of it. */
+int netns_make(int *ret_nsfd, struct sbx_error *e);
+
+/* H, the init's helper (helper.c): the network namespace, then /etc, in parallel. */
+struct helper {
+        int sock;       /* H's answers */
+        pid_t pid;      /* -1: no H (any more) */
+        bool etc_asked; /* /etc was handed to H */
+        bool answered;  /* H's answers are in (helper_wait) */
+        int nsfd;       /* its network namespace, once answered */
 };
-/* Fork H, which makes the namespace with lo up; never fails (without H, see netns_enter). */
-void netns_start(struct netns_job *job);
+/* Fork H, which starts on the network namespace at once; never fails (without H, see below). */
+void helper_start(const struct sbx_config *c, struct helper *h);
+/* Hand H the new root's /etc (etcfd) to fill from the host root (hostfd); false: fill it
+ * yourself. */
+bool helper_fill_etc(struct helper *h, int etcfd, int hostfd);
+/* Wait until H is done (its files closed, before a read-only remount), and reap it. */
+int helper_wait(struct helper *h, struct sbx_error *e);
 /*
- * Enter the namespace H made (reaping H), or make it here; *ret_nsfd gets an fd of it (for the
- * supervisor: an unprivileged one cannot open the non-dumpable init's ns/net). 0 or a
- * negative errno with *e.
+ * helper_wait(), or the namespace made here without H, and enter the network namespace;
+ * *ret_nsfd gets an fd of it (for the supervisor: an unprivileged one cannot open the
+ * non-dumpable init's ns/net). 0 or a negative errno with *e.
  */
-int netns_enter(struct netns_job *job, int *ret_nsfd, struct sbx_error *e);
+int helper_finish(const struct sbx_config *c, struct helper *h, int *ret_nsfd,
+                  struct sbx_error *e);
 
 /*
  * Become uid/gid 0 of the session (an unprivileged host id), without supplementary groups

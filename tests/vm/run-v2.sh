@@ -232,7 +232,7 @@ t "one pid left in the session: the exec still starts"
 sbx destroy "$id"
 
 # --pids 1: the init, born in its cgroup (clone3), has no pid for the helper that makes the
-# network namespace (sandbox/netif.c), so it makes it itself; the command (no fork needed)
+# network namespace (sandbox/helper.c), so it makes it itself; the command (no fork needed)
 # finds only lo, and up: a loopback connection works.
 out=$(sbx run --read-only --memory unlimited --pids 1 --cpus unlimited -- python3 -c '
 import socket
