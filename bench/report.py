@@ -90,7 +90,11 @@ def stats(times_s):
 # Groups of the report: (title, raw files, reference command for the ratio column).
 GROUPS = [
     ("1. One-shot sandboxed `true`", ["oneshot", "oneshot-crun", "oneshot-podman"], "bwrap"),
+    ("1c. The same, interleaved (one run of each in turn)", ["oneshot-alt"],
+     "bwrap (interleaved)"),
     ("2. A command in a live session", ["exec"], "nsenter -a true"),
+    ("2c. The same, interleaved (one run of each in turn)", ["exec-alt"],
+     "nsenter -a true (interleaved)"),
     ("2b. A command in a live session, after 50 ms idle", ["exec-pause"],
      "nsenter -a true, after 50 ms idle"),
     ("3. Create and destroy a session", ["create", "destroy"], "bwrap in background"),
@@ -131,7 +135,8 @@ def cmd_report(raw, out):
           f"load {machine.get('load_start')} at start, {machine.get('load_end')} at end; "
           f"sbx {machine.get('sbx')}; {'quick mode' if machine.get('quick') == 'true' else 'full run'}, "
           f"{machine.get('date')}.", "",
-          "Latencies in ms (hyperfine -N or bench/harness.c, no shell in between). "
+          "Latencies in ms (hyperfine -N, bench/harness.c or bench/interleave.py, no shell in "
+          "between). "
           "sbx runs with `--memory/--cpus/--pids unlimited` except in section 6: "
           "the peers set no cgroup limits either.", ""]
     for s in skipped:
