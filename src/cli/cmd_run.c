@@ -75,7 +75,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 cgroup_session_to_state(&cg, &st);
         else if (r < 0)
                 cgroup_plan_release(&plan); /* by path: before joining the session */
-        /* The init's exec channel: its one reaper starts at once and waits for the command. */
+        /* The init's exec channel: the init itself serves the command that comes over it. */
         _cleanup_close_ int chan = -1, init_chan = -1;
         int pair[2];
         if (r == 0 && socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pair) == 0) {

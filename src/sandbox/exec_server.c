@@ -11,10 +11,11 @@
  * loaded per exec.
  *
  * Only the host side can reach the server: its listening socket is bound in the session's
- * runtime directory, which nothing inside sees, and only the init holds it. The init never
- * reads a request of a session from `create` itself: each connection goes to a fresh B, so a
- * malformed one can only end that B. In `run` the one request comes over a socketpair from
- * the process that made the session (and kills it after), and the init serves it as B.
+ * runtime directory, which nothing inside sees, and only the init and its spare reaper hold
+ * it. The init never reads a request of a session from `create` itself: each connection goes
+ * to a fresh B, so a malformed one can only end that B. In `run` the one request comes over a
+ * socketpair from the process that made the session (and kills it after), and the init serves
+ * it as B.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -223,6 +224,13 @@ static void start_reaper(int conn, const struct server *s)
         close(conn);
 }
 
+/* accept() failed with err: false for what passes (nothing pending, a signal, a connection
+ * aborted before it was taken), true for what stays (EMFILE, ENFILE, ENOMEM...). */
+static bool accept_error_lasts(int err)
+{
+        return err != EAGAIN && err != EINTR && err != ECONNABORTED;
+}
+
 /* The next connection on the (non-blocking) listening socket, or -1. */
 static int wait_connection(int listen_fd)
 {
@@ -233,7 +241,7 @@ static int wait_connection(int listen_fd)
                 int conn = accept4(listen_fd, NULL, NULL, SOCK_CLOEXEC);
                 if (conn >= 0)
                         return conn;
-                if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED)
+                if (accept_error_lasts(errno))
                         return -1;
         }
 }
@@ -280,11 +288,8 @@ static void reap_until_readable(int fd, int sigfd)
                                       {.fd = fd, .events = POLLIN}};
                 if (poll(p, ARRAY_SIZE(p), -1) < 0 && errno != EINTR)
                         return;
-                if (p[0].revents) {
-                        struct signalfd_siginfo si;
-                        while (read(sigfd, &si, sizeof(si)) > 0)
-                                ;
-                }
+                if (p[0].revents)
+                        signalfd_drain(sigfd);
                 if (p[1].revents)
                         return;
         }
@@ -298,8 +303,8 @@ static bool is_listening(int fd)
 }
 
 /*
- * The spare took its connection (its byte on the pipe): fork the next, or, where none can be
- * forked, let the init accept itself again. false: the spare had no connection.
+ * If the spare took its connection (its byte on the pipe): fork the next, or, where none can
+ * be forked, let the init accept itself again. false: it has none (yet).
  */
 static bool spare_taken(struct server *s)
 {
@@ -317,10 +322,9 @@ static void reap(struct server *s)
 {
         pid_t w;
         while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
-                if (w == s->spare) {
+                if (w == s->spare && !spare_taken(s)) {
                         s->spare = 0;
-                        if (!spare_taken(s))
-                                stop_spares(s);
+                        stop_spares(s);
                 }
 }
 
@@ -368,22 +372,15 @@ _noreturn_ void exec_server_run(int exec_fd, bool spares)
                                       {.fd = s.taken[0], .events = POLLIN}};
                 if (poll(p, ARRAY_SIZE(p), -1) < 0)
                         continue;
-                if (p[0].revents) {
-                        struct signalfd_siginfo si;
-                        while (read(sigfd, &si, sizeof(si)) > 0)
-                                ;
-                }
-                if (p[2].revents && s.spare) {
-                        pid_t taker = s.spare;
-                        s.spare = 0;
-                        if (!spare_taken(&s))
-                                s.spare = taker; /* still waiting */
-                }
+                if (p[0].revents)
+                        signalfd_drain(sigfd);
+                if (p[2].revents && s.spare)
+                        (void)spare_taken(&s);
                 if (p[1].revents & POLLIN) {
                         int conn = accept4(exec_fd, NULL, NULL, SOCK_CLOEXEC);
                         if (conn >= 0)
                                 start_reaper(conn, &s);
-                        else if (errno != EAGAIN && errno != EINTR && errno != ECONNABORTED) {
+                        else if (accept_error_lasts(errno)) {
                                 /* Lasting (EMFILE: in an unprivileged session the command
                                  * has our uid and may lower our RLIMIT_NOFILE): stop
                                  * serving, rather than spin on a readable socket. Clients

@@ -57,7 +57,7 @@ _noreturn_ static void helper_main(const struct sbx_config *c, int sock)
 
 void helper_start(const struct sbx_config *c, struct helper *h)
 {
-        *h = (struct helper){.sock = -1, .pid = -1, .nsfd = -1};
+        *h = (struct helper)HELPER_INIT;
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
                 return;
@@ -101,12 +101,11 @@ int helper_wait(struct helper *h, struct sbx_error *e)
 
 int helper_finish(const struct sbx_config *c, struct helper *h, int *ret_nsfd, struct sbx_error *e)
 {
-        bool had_helper = h->pid >= 0 || h->answered;
         int r = helper_wait(h, e);
         _cleanup_close_ int nsfd = TAKE_FD(h->nsfd);
         if (r < 0 || c->net == SBX_NET_HOST)
                 return r;
-        if (!had_helper) /* no H (no pid left?): the init makes the namespace itself */
+        if (!h->answered) /* no H (no pid left?): the init makes the namespace itself */
                 return netns_make(ret_nsfd, e);
         if (nsfd < 0)
                 return sbx_internal(e, EPROTO, "the set-up helper sent no network namespace");

@@ -85,7 +85,7 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
         (void)prctl(PR_SET_NAME, "sbx-init");
-        struct helper h = {.sock = -1, .pid = -1, .nsfd = -1};
+        struct helper h = HELPER_INIT;
         signals_reset();
 
         int netfd = -1;

@@ -164,9 +164,7 @@ _noreturn_ void reaper_watch(const struct reaper_fds *k, pid_t c)
                         p[2].fd = -1;
                 }
                 if (p[0].revents) {
-                        struct signalfd_siginfo si;
-                        while (read(k->sigfd, &si, sizeof(si)) > 0)
-                                ;
+                        signalfd_drain(k->sigfd);
                         int st;
                         pid_t w;
                         while ((w = waitpid(-1, &st, WNOHANG)) > 0)

@@ -341,10 +341,11 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
                 if (w < 0)
                         return w;
         }
-        /* H's /etc files must be closed: a read-only remount refuses a mount with writers */
-        if (c->read_only && (r = helper_wait(h, e)) < 0)
-                return r;
         if (c->read_only) {
+                /* H's /etc files must be closed: a read-only remount refuses a mount with
+                 * writers */
+                if ((r = helper_wait(h, e)) < 0)
+                        return r;
                 _cleanup_close_ int rfd = open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (rfd < 0 || (r = mnt_setattr(rfd, MOUNT_ATTR_RDONLY, false, "/", e)) < 0)
                         return rfd < 0 ? sbx_internal(e, errno, "failed to open the root") : r;

@@ -24,6 +24,10 @@ struct helper {
         bool answered;  /* H's answers are in (helper_wait) */
         int nsfd;       /* its network namespace, once answered */
 };
+#define HELPER_INIT                                                                                \
+        {                                                                                          \
+                .sock = -1, .pid = -1, .nsfd = -1                                                  \
+        }
 /* Fork H, which starts on the network namespace at once; never fails (without H, see below). */
 void helper_start(const struct sbx_config *c, struct helper *h);
 /* Hand H the new root's /etc (etcfd) to fill from the host root (hostfd); false: fill it
@@ -36,8 +40,7 @@ int helper_wait(struct helper *h, struct sbx_error *e);
  * *ret_nsfd gets an fd of it (for the supervisor: an unprivileged one cannot open the
  * non-dumpable init's ns/net). 0 or a negative errno with *e.
  */
-int helper_finish(const struct sbx_config *c, struct helper *h, int *ret_nsfd,
-                  struct sbx_error *e);
+int helper_finish(const struct sbx_config *c, struct helper *h, int *ret_nsfd, struct sbx_error *e);
 
 /*
  * Become uid/gid 0 of the session (an unprivileged host id), without supplementary groups

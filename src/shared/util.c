@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -47,7 +48,7 @@ int read_all(int fd, struct buf *b, size_t max)
 int write_file_at(int dirfd, const char *path, const void *p, size_t n, mode_t mode)
 {
         _cleanup_close_ int fd =
-                openat(dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+            openat(dirfd, path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
         if (fd < 0)
                 return negerrno();
         int r = write_all(fd, p, n);
@@ -148,4 +149,11 @@ void close_all_except(const int *keep, size_t n_keep)
                 from = (unsigned)sorted[i] + 1;
         }
         (void)sys_close_range(from, ~0U, 0);
+}
+
+void signalfd_drain(int sigfd)
+{
+        struct signalfd_siginfo si;
+        while (read(sigfd, &si, sizeof(si)) > 0)
+                ;
 }

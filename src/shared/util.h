@@ -31,3 +31,7 @@ int fd_set_nonblock(int fd, bool on);
 
 /* Close every fd >= 3 except those in keep[] (close_range over the gaps). */
 void close_all_except(const int *keep, size_t n_keep);
+
+/* Read a non-blocking signalfd empty (the signals it reports are handled by the caller's
+ * next look at their cause, e.g. waitpid). */
+void signalfd_drain(int sigfd);
