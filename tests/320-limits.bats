@@ -68,6 +68,69 @@ cg_key() {
         done
 }
 
+# threads_outside: every thread of every process in session $sid's pid namespace that is not
+# listed in the "tasks" file of one of its v1 cgroups, one "tid dir" a line; and the threads
+# seen, on fd 3.
+threads_outside() {
+        local init ns p t d n=0
+        init=$(state_key init_pid)
+        ns=$(readlink "/proc/$init/ns/pid")
+        for p in /proc/[0-9]*; do
+                [ "$(readlink "$p/ns/pid" 2>/dev/null)" = "$ns" ] || continue
+                for t in "$p"/task/*; do
+                        n=$((n + 1))
+                        for d in $(sed -n 's/^cgroup_v1_[a-z]*=//p' "$SBX_RUNTIME_DIR/$sid/state"); do
+                                grep -qx "${t##*/}" "$d/tasks" || echo "${t##*/} $d"
+                        done
+                done
+        done
+        echo "$n" >&3
+}
+
+# The init and each exec move themselves into the v1 cgroups through "tasks", which moves one
+# thread (and skips the RCU grace period a cgroup.procs write waits for). Shown here to leave
+# no thread out: the init, the spare, a reaper and a command with 4 threads, on both exec paths
+# (a memory limit: the client's; none: the init's server).
+@test "every thread of every process of a session is in each of its v1 cgroups" {
+        grep -q ':pids:' /proc/self/cgroup || skip "no cgroup v1 pids hierarchy on this host"
+        local threaded='import threading, time
+for _ in range(3):
+    threading.Thread(target=time.sleep, args=(30,)).start()
+print("up", flush=True)
+time.sleep(30)'
+        local limits out seen
+        for limits in "--memory 128M --pids 64" "--memory unlimited --pids 64 --cpus 1"; do
+                # shellcheck disable=SC2086
+                new_session $limits
+                [ -n "$(state_key cgroup_v1_pids)" ] || fail "no v1 pids cgroup: $(cat "$SBX_RUNTIME_DIR/$sid/state")"
+                in_sbx 'python3 -c "$1" > /tmp/up 2>&1 & until [ -s /tmp/up ]; do sleep 0.05; done' "$threaded"
+                out=$(threads_outside 3>"$BATS_TEST_TMPDIR/seen") || fail "threads_outside failed"
+                seen=$(cat "$BATS_TEST_TMPDIR/seen")
+                [ -z "$out" ] || fail "$limits: threads outside: $out"
+                # init, python's 4 threads, and more (spare, reaper) when the server runs
+                [ "$seen" -ge 5 ] || fail "$limits: only $seen threads seen"
+                sbx_ok destroy "$sid"
+        done
+}
+
+# A move the kernel refuses, on the init's own path (sandbox/init.c): a SCHED_FIFO process may not
+# enter a v1 cpu cgroup without RT runtime. sbx runs here in a pids cgroup of the test's own, so
+# that what it leaves below it can be told from other tests' sessions.
+@test "the kernel refuses the init's move: exit 4 naming the cgroup, nothing left behind" {
+        [ -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] && [ -d /sys/fs/cgroup/pids ] ||
+                skip "no v1 cpu controller with RT group scheduling here"
+        local own=/sys/fs/cgroup/pids/sbx-test-$$ cmd
+        mkdir "$own"
+        for cmd in "create --cpus 1 --pids 8 --memory unlimited" "run --cpus 1 --pids 8 --memory unlimited -- true"; do
+                # shellcheck disable=SC2016,SC2086
+                _expect 4 sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec chrt -f 1 "$@"' sh "$own" "$SBX" $cmd
+                [[ $stderr == *"failed to move the session into its cpu cgroup"* ]] || fail "$cmd: $stderr"
+                [ -z "$(find "$own" -mindepth 1 -type d)" ] || fail "$cmd left: $(find "$own" -mindepth 1 -type d)"
+                [ -z "$(ls "$SBX_RUNTIME_DIR" | grep '^sb_')" ] || fail "$cmd left a session: $(ls "$SBX_RUNTIME_DIR")"
+        done
+        rmdir "$own"
+}
+
 @test "memory hog: exit 137 and oom_killed true; the host is fine, the session lives on" {
         new_session --memory 64M
         local mem avail
@@ -180,6 +243,21 @@ except OSError as e:
     print("forked", n, "then", errno.errorcode[e.errno])'
         [[ $output =~ ^forked\ ([0-9]+)\ then\ EAGAIN$ ]] || fail "$output"
         [ "${BASH_REMATCH[1]}" -le 7 ] || fail "$output"
+}
+
+# run hands its command to the init under a v1 memory limit too (cgroup_run_server_prepare):
+# the memory cgroup holds only the init then. After a set-up command ([sandbox] setup,
+# SBX_SETUP) it may not (tmpfs pages), and the
+# command joins from outside as an exec does. Either way the OOM count is the session's.
+@test "run under a memory limit: the init forks the command unless a set-up command ran first" {
+        grep -q ':memory:' /proc/self/cgroup || skip "no cgroup v1 memory hierarchy here (v2 keeps the client's path)"
+        sbx_ok run --memory 64M -- sh -c 'echo $PPID'
+        [ "$output" = 1 ] || fail "the command's parent is $output, not the init"
+        SBX_SETUP='dd if=/dev/zero of=/tmp/fill bs=1M count=40 2>/dev/null' \
+                sbx_ok run --memory 64M -- sh -c 'echo $PPID'
+        [ "$output" != 1 ] || fail "after the set-up command the init forked the command"
+        SBX_SETUP=true sbx_expect 137 run --json --memory 64M -- "${dd_hog[@]}"
+        json '.oom_killed == true' >/dev/null || fail "$output"
 }
 
 @test "destroy removes the session's cgroups" {

@@ -91,13 +91,15 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         if (r == 0)
                 r = proxy_start(c, p.ns[NS_USER], p.ns[NS_NET], st.id, auditfd, &p.proxy, e);
         struct run_target t = {.ns = p.ns, .st = &st};
-        if (r == 0 && ((c->packages && c->packages[0]) || c->setup))
+        bool provision = (c->packages && c->packages[0]) || c->setup, served = false;
+        if (r == 0 && provision)
                 r = provision_session(c, run_target_exec, &t, NULL, e);
+        struct cgroup_exec cx = CGROUP_EXEC_INIT;
+        if (r == 0 && chan >= 0)
+                r = cgroup_run_server_prepare(&st, provision, &cx, &served, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
-                r = chan >= 0 && cgroup_exec_server_ok(&st)
-                        ? exec_handoff(TAKE_FD(chan), &st, rq, res, e)
-                        : 1;
+                r = served ? exec_handoff(TAKE_FD(chan), &st, &cx, rq, res, e) : 1;
                 if (r == 1)
                         r = exec_join(p.ns, &st, rq, res, e);
                 audit_write_exec(auditfd, &st, rq, res, start, r, e);

@@ -164,7 +164,7 @@ const char *cg_hint(enum cg_ctrl k)
 #define DELEGATE(ctrl)                                                                             \
         "run sbx as root or in a cgroup delegated to you (systemd-run --user --scope -p "          \
         "Delegate=yes sbx ...; or, as root, make a cgroup, chown it and its files to you, and "    \
-        "on cgroup v2 write +" ctrl " to its parent's cgroup.subtree_control), or ask for no "    \
+        "on cgroup v2 write +" ctrl " to its parent's cgroup.subtree_control), or ask for no "     \
         "limit: "
         static const char *const hints[CG_NCTRL] = {
             DELEGATE("memory") "--memory unlimited ([limits] memory = unlimited, "
@@ -395,19 +395,39 @@ int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_confi
         return r;
 }
 
-int cgroup_session_attach(const struct cgroup_session *cs, pid_t pid, bool into_v2,
-                          struct sbx_error *e)
+int cgroup_session_attach_v2(const struct cgroup_session *cs, pid_t pid, struct sbx_error *e)
 {
         char init[PATH_MAX];
         int r = 0;
-        if (into_v2 && cs->v2[0] && cg_path(init, sizeof(init), cs->v2, "init") == 0 &&
+        if (cs->v2[0] && cg_path(init, sizeof(init), cs->v2, "init") == 0 &&
             (r = cg_write_u64(init, "cgroup.procs", (uint64_t)pid)) < 0)
                 return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'", init);
+        return 0;
+}
+
+int cgroup_session_open_v1_tasks(const struct cgroup_session *cs, int fds[CG_NCTRL],
+                                 struct sbx_error *e)
+{
         for (int k = 0; k < CG_NCTRL; k++)
-                if (cs->v1[k][0] &&
-                    (r = cg_write_u64(cs->v1[k], "cgroup.procs", (uint64_t)pid)) < 0)
-                        return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'",
-                                               cs->v1[k]);
+                fds[k] = -1;
+        for (int k = 0; k < CG_NCTRL; k++) {
+                bool shared = false;
+                for (int j = 0; j < k; j++)
+                        shared |= cs->v1[j][0] && strcmp(cs->v1[j], cs->v1[k]) == 0;
+                char p[PATH_MAX];
+                if (!cs->v1[k][0] || shared)
+                        continue;
+                int err = 0;
+                if (cg_path(p, sizeof(p), cs->v1[k], "tasks") < 0)
+                        err = ENAMETOOLONG;
+                else if ((fds[k] = open(p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
+                        err = errno;
+                if (err) {
+                        for (int j = 0; j < CG_NCTRL; j++)
+                                closep(&fds[j]);
+                        return sbx_unsupported(e, err, "failed to open cgroup '%s'", cs->v1[k]);
+                }
+        }
         return 0;
 }
 

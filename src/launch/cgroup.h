@@ -68,10 +68,14 @@ void cgroup_plan_release(const struct cgroup_plan *plan);
 /* Create <parent>/<id> with c's limits (and the v2 "init" leaf). Nothing is left on failure. */
 int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_config *c,
                           const char *id, struct cgroup_session *cs, struct sbx_error *e);
-/* Put pid (the session init) into the session's v1 cgroups, and into the v2 "init" leaf when
- * into_v2 (clone3 with CLONE_INTO_CGROUP was not available). */
-int cgroup_session_attach(const struct cgroup_session *cs, pid_t pid, bool into_v2,
-                          struct sbx_error *e);
+/* Put pid (the session init) into the v2 "init" leaf, where clone3 with CLONE_INTO_CGROUP was
+ * not available. */
+int cgroup_session_attach_v2(const struct cgroup_session *cs, pid_t pid, struct sbx_error *e);
+/* Open the "tasks" file of each v1 cgroup of the session, for the init's own move
+ * (sandbox/init.c): fds[k] for controller k, -1 for none and for a directory shared with an
+ * earlier controller. On failure none stays open. */
+int cgroup_session_open_v1_tasks(const struct cgroup_session *cs, int fds[CG_NCTRL],
+                                 struct sbx_error *e);
 /* cgroup.kill (v2): every process of the session, at once. No-op without v2. Works by fd. */
 void cgroup_session_kill(const struct cgroup_session *cs);
 /* Wait (bounded) until the session's cgroups are empty, remove them, and the parents when
@@ -103,7 +107,7 @@ struct cgroup_exec {
         int init_fd;            /* v2 <id>/init, where B is born (clone3); -1 without v2 */
         int init_procs;         /* v2 <id>/init/cgroup.procs (B); -1 without v2 */
         int leaf_procs;         /* v2 cgroup.procs of C's cgroup (below); -1 without v2 */
-        int v1_procs[CG_NCTRL]; /* the session's v1 cgroup.procs files (B and C); -1 unused */
+        int v1_procs[CG_NCTRL]; /* the session's v1 "tasks" files (B and C); -1 unused */
         int session_fd;         /* the session's v2 cgroup directory */
         int leaf_fd;            /* C's v2 cgroup: its own leaf, or <id>/init without one */
         char leaf_name[32];     /* "exec-<random>" when C has its own leaf, else "" */
@@ -131,6 +135,16 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
  * (memory.oom.group). Checked before connecting: a connection alone makes the init fork a B.
  */
 bool cgroup_exec_server_ok(const struct session_state *st);
+/*
+ * Whether `run` hands its one command to the init (*ok): as for an exec, and also under a v1
+ * memory limit when nothing ran in the session before it (ran_before: --setup, --package). Its
+ * memory cgroup then holds only the init, so the fork of the command cannot find it full, and
+ * the command is the OOM killer's first choice as always. v2 memory limits keep the client's
+ * path, for the exec leaf's memory.oom.group (and a v2 exec pays no move). With a v1 memory
+ * limit, x gets its OOM count before the command, for `oom_killed`.
+ */
+int cgroup_run_server_prepare(const struct session_state *st, bool ran_before,
+                              struct cgroup_exec *x, bool *ok, struct sbx_error *e);
 /* In C, first thing: move itself into the exec's cgroups. */
 int cgroup_exec_enter_command(struct cgroup_exec *x);
 /* In B, right after forking C: move itself into the session's cgroups; closes the fds. */

@@ -98,7 +98,7 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq, struc
         if (r == 0) {
                 int64_t start = audit_now_ms();
                 /* 1: the init's server cannot take this one; nothing was started */
-                r = s.server >= 0 ? exec_handoff(TAKE_FD(s.server), &s.st, rq, res, e) : 1;
+                r = s.server >= 0 ? exec_handoff(TAKE_FD(s.server), &s.st, NULL, rq, res, e) : 1;
                 if (r == 1 && (r = session_ref_join(&s, id_or_name, e)) == 0)
                         r = exec_join(s.ns, &s.st, rq, res, e);
                 audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);

@@ -51,11 +51,13 @@ static int wait_reaper(struct exec_fds *f, bool tty, struct sbx_error *e)
         return r == 0 && f->reaper_pidfd < 0 ? 1 : r;
 }
 
-int exec_handoff(int chan, const struct session_state *st, const struct exec_request *rq,
-                 struct exec_result *res, struct sbx_error *e)
+int exec_handoff(int chan, const struct session_state *st, struct cgroup_exec *cx,
+                 const struct exec_request *rq, struct exec_result *res, struct sbx_error *e)
 {
         struct exec_fds f = EXEC_FDS_INIT;
-        struct cgroup_exec cx = CGROUP_EXEC_INIT; /* none: the server serves no memory limit */
+        struct cgroup_exec none = CGROUP_EXEC_INIT;
+        if (!cx)
+                cx = &none;
         f.status[0] = chan;
         uint64_t start = now_monotonic_ms();
         _cleanup_strv_ char **env = exec_env(rq, st);
@@ -72,9 +74,9 @@ int exec_handoff(int chan, const struct session_state *st, const struct exec_req
         if (r == 0)
                 r = wait_reaper(&f, rq->tty, e);
         if (r != 0) {
-                (void)cgroup_exec_finish(&cx);
+                (void)cgroup_exec_finish(cx);
                 exec_fds_close(&f);
                 return r;
         }
-        return exec_relay_finish(&f, &cx, st, rq, start, res, e);
+        return exec_relay_finish(&f, cx, st, rq, start, res, e);
 }

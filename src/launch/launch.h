@@ -101,9 +101,12 @@ struct exec_result {
 /*
  * Run rq through the session init's exec server, connected on chan (taken). 1 when the server
  * cannot take it (the caller joins the session instead: nothing was started), 0, or an error.
+ * cx (NULL: none) is the cgroup state to read the OOM count from afterwards; it is finished
+ * here either way.
  */
-int exec_handoff(int chan, const struct session_state *st, const struct exec_request *rq,
-                 struct exec_result *res, struct sbx_error *e);
+struct cgroup_exec;
+int exec_handoff(int chan, const struct session_state *st, struct cgroup_exec *cx,
+                 const struct exec_request *rq, struct exec_result *res, struct sbx_error *e);
 
 /* Join the session with namespaces ns and state st, and run rq in it. */
 int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,

@@ -185,8 +185,8 @@ void session_kill(struct session_proc *p)
 
 /*
  * The init is born in the session's v2 "init" cgroup (clone3 CLONE_INTO_CGROUP) when there is
- * one and the kernel can; otherwise it is moved there, and into the v1 cgroups, by pid before
- * #1: until #1 it runs nothing but sbx's own code waiting for it.
+ * one and the kernel can; otherwise it is moved there by pid before #1: until #1 it runs
+ * nothing but sbx's own code waiting for it. Into the v1 cgroups it moves itself (init.c).
  */
 static pid_t clone_init(unsigned long flags, const struct cgroup_session *cg, bool *ret_in_v2)
 {
@@ -215,33 +215,44 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
 
+        /* The init moves itself into the v1 cgroups (sandbox/init.c): the files are opened
+         * here, since the kernel checks a move against the opener's credentials. */
+        _Static_assert(CG_NCTRL == INIT_CGROUP_FDS, "one tasks fd per controller");
+        struct init_fds fds = {.sync = child_end, .exec = exec_fd, .cgroup_tasks = {-1, -1, -1}};
+        int r = cg ? cgroup_session_open_v1_tasks(cg, fds.cgroup_tasks, e) : 0;
+        if (r < 0)
+                return r;
+
         /* No CLONE_NEWNET: the init's helper makes that one in parallel (sandbox/helper.c). */
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                               CLONE_NEWUTS | CLONE_NEWCGROUP;
         bool in_v2;
         pid_t pid = clone_init(flags, cg, &in_v2);
+        if (pid == 0) {
+                closep(&parent_end);
+                session_init_main(c, &fds);
+        }
+        int clone_err = errno;
+        for (int k = 0; k < INIT_CGROUP_FDS; k++)
+                closep(&fds.cgroup_tasks[k]);
         if (pid < 0)
-                return errno == EPERM || errno == EINVAL || errno == ENOSPC
-                           ? sbx_unsupported(e, errno,
+                return clone_err == EPERM || clone_err == EINVAL || clone_err == ENOSPC
+                           ? sbx_unsupported(e, clone_err,
                                              "failed to create the session's namespaces "
                                              "(are user namespaces enabled? see 'sbx "
                                              "check')")
-                           : sbx_internal(e, errno, "failed to create the session");
-        if (pid == 0) {
-                closep(&parent_end);
-                session_init_main(c, child_end, exec_fd);
-        }
+                           : sbx_internal(e, clone_err, "failed to create the session");
         closep(&child_end);
 
         struct session_proc p = SESSION_PROC_INIT;
         p.pid = pid;
         p.pidfd = sys_pidfd_open(pid, 0);
-        int r = p.pidfd < 0
-                    ? sbx_unsupported(e, errno,
-                                      "pidfd_open is not available (sbx needs Linux 5.3 or newer)")
-                    : 0;
-        if (r == 0 && cg)
-                r = cgroup_session_attach(cg, pid, !in_v2, e);
+        r = p.pidfd < 0
+                ? sbx_unsupported(e, errno,
+                                  "pidfd_open is not available (sbx needs Linux 5.3 or newer)")
+                : 0;
+        if (r == 0 && cg && !in_v2)
+                r = cgroup_session_attach_v2(cg, pid, e);
         if (r == 0)
                 r = write_id_maps(c, pid, e);
         if (r == 0)

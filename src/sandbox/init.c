@@ -16,6 +16,7 @@
 
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
+#include "../shared/util.h"
 #include "rootfs.h"
 #include "sandbox.h"
 #include "seccomp.h"
@@ -26,21 +27,47 @@
  */
 #define INIT_KEEP_CAPS ((1ULL << CAP_KILL) | (1ULL << CAP_SETUID))
 
-static int init_setup(const struct sbx_config *c, int sync_fd, struct helper *h, int *ret_netfd,
-                      struct sbx_error *e)
+/*
+ * The init moves itself into the session's v1 cgroups by writing "0" into their "tasks" files,
+ * opened by the supervisor (the kernel checks a move against the opener's credentials). A
+ * cgroup.procs write, or a "tasks" write of another pid, takes the kernel's global
+ * cgroup_threadgroup_rwsem and waits for an RCU grace period (8-20 ms here); the calling thread
+ * moving itself does not (~0.1 ms). The init has one thread, so that is the whole process, and
+ * what it forks from here on is born inside. v1 has no clone into a cgroup.
+ */
+static int enter_v1_cgroups(int fds[INIT_CGROUP_FDS], struct sbx_error *e)
+{
+        static const char *const names[INIT_CGROUP_FDS] = {"memory", "pids", "cpu"};
+        int r = 0;
+        for (int k = 0; k < INIT_CGROUP_FDS; k++) {
+                if (r == 0 && fds[k] >= 0 && write_all(fds[k], "0", 1) < 0)
+                        r = sbx_unsupported(
+                            e, errno, "failed to move the session into its %s cgroup", names[k]);
+                closep(&fds[k]);
+        }
+        return r;
+}
+
+static int init_setup(const struct sbx_config *c, struct init_fds *fds, struct helper *h,
+                      int *ret_netfd, struct sbx_error *e)
 {
         struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1};
 
-        /* #1: the supervisor has written our uid/gid maps (and opened our namespaces) */
-        int r = sync_wait_fd(sync_fd, "the supervisor", &src.usr_tree_fd, e);
+        /* First into the v1 cgroups, before anything is forked or allocated here */
+        int r = enter_v1_cgroups(fds->cgroup_tasks, e);
+        /* #1: the supervisor has written our uid/gid maps (and opened our namespaces). Waited
+         * for after a failed move too: the supervisor reads the error at #2. */
+        struct sbx_error ignored = {0};
+        int r1 = sync_wait_fd(fds->sync, "the supervisor", &src.usr_tree_fd, r < 0 ? &ignored : e);
+        if (r == 0)
+                r = r1;
         /* Only now: a non-dumpable process's /proc files belong to root, and an unprivileged
          * supervisor must write our uid_map first. Nothing else exists in our pid namespace
          * before this point, so nothing inside could have looked at us. */
         (void)prctl(PR_SET_DUMPABLE, 0);
         /* The network namespace (the clone made all the others) and /etc are made meanwhile
-         * by H (helper.c): after #1, so that H is in the session's cgroups (v1: we were just
-         * moved) and the maps exist for /etc. H runs nothing but its few steps, and is gone
-         * before anything else exists in the session. */
+         * by H (helper.c): after #1, so that the maps exist for /etc. H runs nothing but its
+         * few steps, and is gone before anything else exists in the session. */
         if (r == 0)
                 helper_start(c, h);
         /* Sources are opened before the uid switch, with the caller's own access rights. */
@@ -79,8 +106,9 @@ static void signals_reset(void)
         sigprocmask(SIG_SETMASK, &none, NULL);
 }
 
-_noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int exec_fd)
+_noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *fds)
 {
+        int sync_fd = fds->sync, exec_fd = fds->exec;
         struct sbx_error e = {0};
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -89,7 +117,7 @@ _noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int e
         signals_reset();
 
         int netfd = -1;
-        int r = init_setup(c, sync_fd, &h, &netfd, &e);
+        int r = init_setup(c, fds, &h, &netfd, &e);
         if (r == 0)
                 r = creds_lock_down_keep(INIT_KEEP_CAPS, &e);
         /* Out of the command's reach (creds_set_helper_uid); an unprivileged session has no

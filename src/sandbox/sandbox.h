@@ -74,12 +74,22 @@ int creds_lock_down_keep(uint64_t keep, struct sbx_error *e);
  */
 int creds_drop_caps(uint64_t keep);
 
+/* The session's cgroup v1 hierarchies, in launch/cgroup.h's order: memory, pids, cpu. */
+#define INIT_CGROUP_FDS 3
+
+/* What the supervisor hands the init at the clone. */
+struct init_fds {
+        int sync;                          /* SOCK_SEQPACKET, shared with the supervisor */
+        int exec;                          /* the exec channel, or -1 */
+        int cgroup_tasks[INIT_CGROUP_FDS]; /* v1 "tasks" files to move into, or -1 */
+};
+
 /*
- * The session init (pid 1), run in the child of clone() with all namespaces. sync_fd is the
+ * The session init (pid 1), run in the child of clone() with all namespaces. fds->sync is the
  * SOCK_SEQPACKET end shared with the supervisor (sync points #1 and #2 of docs/DESIGN.md).
  * Never returns.
  */
-_noreturn_ void session_init_main(const struct sbx_config *c, int sync_fd, int exec_fd);
+_noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *fds);
 
 /*
  * The init's life once ready (exec_server.c): reap, and serve the exec requests on exec_fd: a
