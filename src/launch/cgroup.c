@@ -425,7 +425,11 @@ int cgroup_session_open_v1_tasks(const struct cgroup_session *cs, int fds[CG_NCT
                 if (err) {
                         for (int j = 0; j < CG_NCTRL; j++)
                                 closep(&fds[j]);
-                        return sbx_unsupported(e, err, "failed to open cgroup '%s'", cs->v1[k]);
+                        /* refused (permissions, gone): the cgroups are the problem; else ours */
+                        return err == EACCES || err == EPERM || err == ENOENT
+                                   ? sbx_unsupported(e, err, "failed to open cgroup '%s'",
+                                                     cs->v1[k])
+                                   : sbx_internal(e, err, "failed to open cgroup '%s'", cs->v1[k]);
                 }
         }
         return 0;

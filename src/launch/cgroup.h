@@ -107,7 +107,7 @@ struct cgroup_exec {
         int init_fd;            /* v2 <id>/init, where B is born (clone3); -1 without v2 */
         int init_procs;         /* v2 <id>/init/cgroup.procs (B); -1 without v2 */
         int leaf_procs;         /* v2 cgroup.procs of C's cgroup (below); -1 without v2 */
-        int v1_procs[CG_NCTRL]; /* the session's v1 "tasks" files (B and C); -1 unused */
+        int v1_tasks[CG_NCTRL]; /* the session's v1 "tasks" files (B and C); -1 unused */
         int session_fd;         /* the session's v2 cgroup directory */
         int leaf_fd;            /* C's v2 cgroup: its own leaf, or <id>/init without one */
         char leaf_name[32];     /* "exec-<random>" when C has its own leaf, else "" */
@@ -116,7 +116,7 @@ struct cgroup_exec {
 };
 #define CGROUP_EXEC_INIT                                                                           \
         {                                                                                          \
-                .init_fd = -1, .init_procs = -1, .leaf_procs = -1, .v1_procs = {-1, -1, -1},       \
+                .init_fd = -1, .init_procs = -1, .leaf_procs = -1, .v1_tasks = {-1, -1, -1},       \
                 .session_fd = -1, .leaf_fd = -1, .v1_memory_fd = -1                                \
         }
 

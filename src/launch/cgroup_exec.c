@@ -89,7 +89,7 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
                 for (int j = 0; j < k; j++)
                         dup |= cs.v1[j][0] && strcmp(cs.v1[j], cs.v1[k]) == 0;
                 if (cs.v1[k][0] && !dup)
-                        r = open_procs(cs.v1[k], "tasks", &x->v1_procs[k], e);
+                        r = open_procs(cs.v1[k], "tasks", &x->v1_tasks[k], e);
         }
         if (r == 0 && cs.v1[CG_MEMORY][0] &&
             (r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
@@ -121,6 +121,10 @@ int cgroup_run_server_prepare(const struct session_state *st, bool ran_before,
 {
         struct cgroup_session cs = CGROUP_SESSION_INIT;
         cg_from_state(st, &cs);
+        *ok = false;
+        /* as for an exec: a recorded cgroup that fails the checks is never taken as none */
+        if (st->cgroup_v1_memory && !cs.v1[CG_MEMORY][0])
+                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
         *ok = !v2_limits_memory(&cs) && (!cs.v1[CG_MEMORY][0] || !ran_before);
         if (!*ok || !cs.v1[CG_MEMORY][0])
                 return 0;
@@ -142,14 +146,14 @@ static int enter(const int *fds, size_t n)
 int cgroup_exec_enter_command(struct cgroup_exec *x)
 {
         int r = enter(&x->leaf_procs, 1);
-        return r < 0 ? r : enter(x->v1_procs, CG_NCTRL);
+        return r < 0 ? r : enter(x->v1_tasks, CG_NCTRL);
 }
 
 int cgroup_exec_enter_reaper(struct cgroup_exec *x)
 {
         int r = enter(&x->init_procs, 1);
         if (r == 0)
-                r = enter(x->v1_procs, CG_NCTRL);
+                r = enter(x->v1_tasks, CG_NCTRL);
         cgroup_exec_close_fds(x);
         return r;
 }
@@ -160,7 +164,7 @@ void cgroup_exec_close_fds(struct cgroup_exec *x)
         closep(&x->init_procs);
         closep(&x->leaf_procs);
         for (int k = 0; k < CG_NCTRL; k++)
-                closep(&x->v1_procs[k]);
+                closep(&x->v1_tasks[k]);
 }
 
 bool cgroup_exec_finish(struct cgroup_exec *x)

@@ -217,7 +217,8 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
 
         /* The init moves itself into the v1 cgroups (sandbox/init.c): the files are opened
          * here, since the kernel checks a move against the opener's credentials. */
-        _Static_assert(CG_NCTRL == INIT_CGROUP_FDS, "one tasks fd per controller");
+        _Static_assert(CG_NCTRL == INIT_CGROUP_FDS && CG_MEMORY == 0 && CG_PIDS == 1 && CG_CPU == 2,
+                       "init.c names the tasks fds memory, pids, cpu");
         struct init_fds fds = {.sync = child_end, .exec = exec_fd, .cgroup_tasks = {-1, -1, -1}};
         int r = cg ? cgroup_session_open_v1_tasks(cg, fds.cgroup_tasks, e) : 0;
         if (r < 0)
