@@ -299,8 +299,12 @@ host_has_sleep() {
         [ "$(wc -w <<<"$sup")" -eq 1 ] || fail "expected one supervisor, found '$sup'"
         kill -9 "$sup"
         wait_until 5 eval '[ -z "$(our_procs sbx-init)" ]' || fail "sbx-init survived"
+        [ -e "$SBX_RUNTIME_DIR/$dead" ] || fail "the dead session's directory is gone before any create"
+        # The new session's supervisor reaps stale sessions right after create has returned
+        # (off the create's path), so it is awaited; list is not run, it would reap them too.
         new_session
-        [ ! -e "$SBX_RUNTIME_DIR/$dead" ] || fail "create left the stale $SBX_RUNTIME_DIR/$dead"
+        wait_until 5 test ! -e "$SBX_RUNTIME_DIR/$dead" ||
+                fail "create left the stale $SBX_RUNTIME_DIR/$dead"
 }
 
 @test "a failed create leaves nothing: --rootfs /nonexistent" {

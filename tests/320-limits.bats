@@ -308,6 +308,23 @@ except OSError as e:
         done
 }
 
+@test "cgroups nobody records any more: the next create's supervisor sweeps them too" {
+        new_session --memory 64M --pids 32 --cpus 0.2
+        local dirs d init
+        dirs=$(cg_all) init=$(state_key init_pid)
+        kill -KILL "$(state_key supervisor_pid)"
+        wait_until 5 eval '! kill -0 '"$init"' 2>/dev/null' || fail "the init survived"
+        rm -rf "${SBX_RUNTIME_DIR:?}/$sid"
+        for d in $dirs; do
+                touch -d '2 minutes ago' "$d"
+        done
+        # the sweep runs in the new session's supervisor after create has returned
+        new_session --memory 64M --pids 32 --cpus 0.2
+        for d in $dirs; do
+                wait_until 5 test ! -e "$d" || fail "$d is left"
+        done
+}
+
 @test "unlimited: no limit asked, no v1 cgroup made" {
         new_session --memory unlimited --pids unlimited --cpus unlimited
         [ -z "$(state_key cgroup_v1_memory)$(state_key cgroup_v1_pids)$(state_key cgroup_v1_cpu)" ]

@@ -206,13 +206,21 @@ static bool join_mount(char *out, size_t n, const char *mnt, const char *root, c
         return k > 0 && (size_t)k < n;
 }
 
-/* Our path in the v1 hierarchy that has controller ctl ("" when none), or in v2 (ctl NULL). */
-static bool own_path(const char *cgroup_file, const char *ctl, char *out, size_t n)
+/* Our path in the v1 hierarchy that has controller ctl ("" when none), or in v2 (ctl NULL),
+ * from the text of /proc/self/cgroup. */
+static bool own_path(const char *cgroups, const char *ctl, char *out, size_t n)
 {
         char line[PATH_MAX + 256];
-        _cleanup_fclose_ FILE *f = fopen(cgroup_file, "re");
-        while (f && fgets(line, sizeof(line), f)) {
-                line[strcspn(line, "\n")] = '\0';
+        for (const char *p = cgroups; *p;) {
+                size_t len = strcspn(p, "\n");
+                const char *next = p + len + (p[len] == '\n');
+                if (len >= sizeof(line)) {
+                        p = next;
+                        continue;
+                }
+                memcpy(line, p, len);
+                line[len] = '\0';
+                p = next;
                 char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
                 if (!c2)
                         continue;
@@ -230,10 +238,14 @@ int cg_host_probe(struct cg_host *h)
 {
         char v2path[PATH_MAX] = "", v1path[CG_NCTRL][PATH_MAX] = {{0}};
         memset(h, 0, sizeof(*h));
-        bool has_v2 = own_path("/proc/self/cgroup", NULL, v2path, sizeof(v2path));
+        /* read once: the kernel builds the text anew for every read */
+        _cleanup_buf_ struct buf cgroups = {0};
+        (void)read_file_at(AT_FDCWD, "/proc/self/cgroup", &cgroups, 64 * 1024);
+        const char *text = cgroups.data ? cgroups.data : ""; /* unreadable: in no cgroup */
+        bool has_v2 = own_path(text, NULL, v2path, sizeof(v2path));
         bool has_v1[CG_NCTRL];
         for (int k = 0; k < CG_NCTRL; k++)
-                has_v1[k] = own_path("/proc/self/cgroup", cg_ctrl_names[k], v1path[k], PATH_MAX);
+                has_v1[k] = own_path(text, cg_ctrl_names[k], v1path[k], PATH_MAX);
 
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
         if (!f)
@@ -301,6 +313,12 @@ static int missing(const struct cg_host *h, const struct sbx_config *c, enum cg_
                                cg_what(c, k).s, name, cg_hint(k));
 }
 
+static void owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
+{
+        memcpy(owns->v2, h->v2_own, sizeof(owns->v2));
+        memcpy(owns->v1, h->v1_own, sizeof(owns->v1));
+}
+
 int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e)
 {
         struct cg_host h;
@@ -308,6 +326,7 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
         if (cg_host_probe(&h) < 0)
                 return wanted(c) ? sbx_unsupported(e, errno, "cannot read /proc/self/mountinfo")
                                  : 0;
+        owns_from_host(&h, &plan->owns);
         for (int k = 0; k < CG_NCTRL; k++) {
                 if (!(wanted(c) & CG_BIT(k)))
                         continue;
@@ -567,18 +586,25 @@ static void sweep_parent(const char *own, bool v2, size_t max_checks)
         cg_remove_parent(pfd);
 }
 
-void cgroup_sweep(size_t max_checks)
+void cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks)
 {
-        struct cg_host h;
-        if (cg_host_probe(&h) < 0)
-                return;
-        if (h.v2_own[0])
-                sweep_parent(h.v2_own, true, max_checks);
+        if (owns->v2[0])
+                sweep_parent(owns->v2, true, max_checks);
         for (int k = 0; k < CG_NCTRL; k++) {
                 bool dup = false;
                 for (int j = 0; j < k; j++)
-                        dup |= strcmp(h.v1_own[j], h.v1_own[k]) == 0;
-                if (h.v1_own[k][0] && !dup)
-                        sweep_parent(h.v1_own[k], false, max_checks);
+                        dup |= strcmp(owns->v1[j], owns->v1[k]) == 0;
+                if (owns->v1[k][0] && !dup)
+                        sweep_parent(owns->v1[k], false, max_checks);
         }
+}
+
+void cgroup_sweep(size_t max_checks)
+{
+        struct cg_host h;
+        struct cgroup_owns owns;
+        if (cg_host_probe(&h) < 0)
+                return;
+        owns_from_host(&h, &owns);
+        cgroup_sweep_owns(&owns, max_checks);
 }

@@ -22,6 +22,12 @@
 enum cg_ctrl { CG_MEMORY, CG_PIDS, CG_CPU, CG_NCTRL };
 extern const char *const cg_ctrl_names[CG_NCTRL];
 
+/* A process's own cgroups (/proc/self/cgroup), whose <own>/sbx children hold sessions. */
+struct cgroup_owns {
+        char v2[PATH_MAX];           /* "" when none */
+        char v1[CG_NCTRL][PATH_MAX]; /* per controller, "" when none */
+};
+
 /*
  * Where the cgroups of new sessions go, decided once by the creating process (and inherited by
  * its supervisor, which may have been moved into <own>/sbx-supervisor on the way).
@@ -30,6 +36,7 @@ struct cgroup_plan {
         unsigned v2_mask, v1_mask;          /* bit per enum cg_ctrl: enforced through v2 / v1 */
         char v2_parent[PATH_MAX];           /* <own v2>/sbx, "" when no v2 cgroup is made */
         char v1_parent[CG_NCTRL][PATH_MAX]; /* <own v1>/sbx for controllers in v1_mask */
+        struct cgroup_owns owns;            /* the creating process's own, before any move */
 };
 
 /*
@@ -93,8 +100,11 @@ void cgroup_remove_recorded(const struct session_state *st);
  * was SIGKILLed): those older than a minute with no process in them (v2: an empty "init"
  * leaf; v1: rmdir succeeds only when empty). A live session always has its init inside.
  * max_checks: look at no more than that many per parent, from a random one (0: all).
+ * cgroup_sweep_owns: the same below the given own cgroups (a plan's: where its creating process
+ * was before it may have moved itself into <own>/sbx-supervisor).
  */
 void cgroup_sweep(size_t max_checks);
+void cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks);
 
 /*
  * One exec's share of the session's cgroups (client side). B and C enter by migration, which

@@ -30,9 +30,8 @@ static int make_session_dir(int rtfd, char id[static SESSION_ID_LEN + 1], int *r
                 _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
                 if (sessfd < 0)
                         return sbx_internal(e, -sessfd, "failed to open the session directory");
-                _cleanup_close_ int lockfd =
-                        openat(sessfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                               0600);
+                _cleanup_close_ int lockfd = openat(
+                    sessfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
                 if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
                         r = sbx_internal(e, errno, "failed to lock the new session");
                         runtime_remove_session(rtfd, id);
@@ -51,7 +50,8 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
         int r = runtime_open(&rtfd, e);
         if (r < 0)
                 return r;
-        runtime_reap_stale(rtfd, RUNTIME_CREATE_CHECKS);
+        /* Stale sessions are reaped by the new supervisor once its session is ready (#3),
+         * off this path. */
         /* Before the supervisor exists: it starts in the cgroup this process ends up in. */
         struct cgroup_plan plan;
         if ((r = cgroup_prepare(c, &plan, e)) < 0)
@@ -68,8 +68,7 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
                 runtime_remove_session(rtfd, id);
                 return r == -EEXIST ? sbx_fail(e, EXIT_FAILED, "exists", 0,
                                                "a session named '%s' already exists", c->name)
-                                    : sbx_internal(e, -r, "failed to claim the name '%s'",
-                                                   c->name);
+                                    : sbx_internal(e, -r, "failed to claim the name '%s'", c->name);
         }
 
         int sp[2];

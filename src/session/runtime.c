@@ -239,12 +239,17 @@ static void reap_if_stale(int rtfd, const char *id)
         runtime_remove_session(rtfd, id);
 }
 
-void runtime_reap_stale(int rtfd, size_t max_checks)
+void runtime_reap_stale_sessions(int rtfd, size_t max_checks)
 {
         size_t n;
         _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(rtfd, &n);
         for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++)
                 reap_if_stale(rtfd, ids[i]);
         reap_stale_names(rtfd);
+}
+
+void runtime_reap_stale(int rtfd, size_t max_checks)
+{
+        runtime_reap_stale_sessions(rtfd, max_checks);
         cgroup_sweep(max_checks);
 }

@@ -47,9 +47,12 @@ void runtime_remove_session(int rtfd, const char *id);
 /*
  * Remove every session whose supervisor is gone (lock free) and every dangling name link, and
  * sweep unrecorded session cgroups (cgroup_sweep). Never touches a live session. max_checks
- * bounds the sessions (and the cgroups of each parent) looked at, from a random start: create
- * passes RUNTIME_CREATE_CHECKS so that making the 500th session costs what the 5th does; with
- * fewer entries than that it is the full sweep. 0: every one (list, destroy, connect).
+ * bounds the sessions (and the cgroups of each parent) looked at, from a random start: a new
+ * session's supervisor passes RUNTIME_CREATE_CHECKS so that the 500th session costs what the
+ * 5th does; with fewer entries than that it is the full sweep. 0: every one (list, destroy,
+ * connect). runtime_reap_stale_sessions: the sessions and names alone (the supervisor sweeps
+ * the cgroups below its creator's own, cgroup_sweep_owns).
  */
 #define RUNTIME_CREATE_CHECKS 64
 void runtime_reap_stale(int rtfd, size_t max_checks);
+void runtime_reap_stale_sessions(int rtfd, size_t max_checks);
