@@ -12,6 +12,7 @@
 #include "../net/proxy.h"
 #include "../session/audit.h"
 #include "../shared/macros.h"
+#include "../shared/util.h"
 #include "args.h"
 #include "provision.h"
 
@@ -82,8 +83,30 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 chan = pair[0];
                 init_chan = pair[1];
         }
+        bool provision = (c->packages && c->packages[0]) || c->setup, served = false;
+        struct cgroup_exec cx = CGROUP_EXEC_INIT;
+        /* The request goes ahead, before the session exists: the init finds it as soon as it
+         * is ready, where it would otherwise wait for this process to wake up on #2 and send
+         * it (two wake-ups). Not when something must happen before the command, or can still
+         * fail after #2 (a failure must mean that the command never ran): set-up commands and
+         * packages, the egress proxy, the audit log's create record; nor with -T, whose pty
+         * gets the caller's window size before the command starts. The init itself checks its
+         * network namespace before #2 (helper_finish). */
+        _cleanup_(exec_pending_freep) struct exec_pending *ahead = NULL;
+        bool early = r == 0 && chan >= 0 && !provision && c->net != SBX_NET_PROXY &&
+                     !c->audit_dir && !rq->tty;
+        if (early) {
+                r = cgroup_run_server_prepare(&st, false, &cx, &served, e);
+                if (r == 0 && served) {
+                        r = exec_handoff_send(TAKE_FD(chan), &st, rq, &ahead, e);
+                        served = r == 0;
+                        if (r == 1)
+                                r = 0; /* too big for one message: the command joins */
+                }
+        }
         if (r == 0)
                 r = session_spawn(c, &cg, init_chan, &p, e);
+        uint64_t ready_ms = now_monotonic_ms(); /* #2: the init starts a command sent ahead */
         closep(&init_chan);
         _cleanup_close_ int auditfd = -1;
         if (r == 0 && c->audit_dir)
@@ -91,20 +114,21 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         if (r == 0)
                 r = proxy_start(c, p.ns[NS_USER], p.ns[NS_NET], st.id, auditfd, &p.proxy, e);
         struct run_target t = {.ns = p.ns, .st = &st};
-        bool provision = (c->packages && c->packages[0]) || c->setup, served = false;
         if (r == 0 && provision)
                 r = provision_session(c, run_target_exec, &t, NULL, e);
-        struct cgroup_exec cx = CGROUP_EXEC_INIT;
-        if (r == 0 && chan >= 0)
+        if (r == 0 && chan >= 0 && !early)
                 r = cgroup_run_server_prepare(&st, provision, &cx, &served, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
-                r = served ? exec_handoff(TAKE_FD(chan), &st, &cx, rq, res, e) : 1;
+                r = ahead    ? exec_handoff_finish(TAKE_PTR(ahead), ready_ms, &st, &cx, rq, res, e)
+                    : served ? exec_handoff(TAKE_FD(chan), &st, &cx, rq, res, e)
+                             : 1;
                 if (r == 1)
                         r = exec_join(p.ns, &st, rq, res, e);
                 audit_write_exec(auditfd, &st, rq, res, start, r, e);
                 audit_end(auditfd, st.id, "destroyed", "sbx run finished");
         }
+        (void)cgroup_exec_finish(&cx); /* prepared, but no exec ran (or finished already) */
         free(st.audit_path);
         cgroup_session_kill(&cg);
         session_kill(&p);

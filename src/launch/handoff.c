@@ -4,6 +4,7 @@
  * the request with its pipes and relays, as after joining (join.c), but joins nothing itself.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "../sandbox/exec_wire.h"
@@ -51,32 +52,78 @@ static int wait_reaper(struct exec_fds *f, bool tty, struct sbx_error *e)
         return r == 0 && f->reaper_pidfd < 0 ? 1 : r;
 }
 
-int exec_handoff(int chan, const struct session_state *st, struct cgroup_exec *cx,
-                 const struct exec_request *rq, struct exec_result *res, struct sbx_error *e)
+/* A request sent, its reaper not heard from yet: the client's ends of the command's fds. */
+struct exec_pending {
+        struct exec_fds f;
+        uint64_t sent_ms;
+};
+
+void exec_pending_free(struct exec_pending *p)
 {
-        struct exec_fds f = EXEC_FDS_INIT;
-        struct cgroup_exec none = CGROUP_EXEC_INIT;
-        if (!cx)
-                cx = &none;
-        f.status[0] = chan;
-        uint64_t start = now_monotonic_ms();
+        if (!p)
+                return;
+        exec_fds_close(&p->f);
+        free(p);
+}
+
+int exec_handoff_send(int chan, const struct session_state *st, const struct exec_request *rq,
+                      struct exec_pending **ret, struct sbx_error *e)
+{
+        _cleanup_close_ int ch = chan;
+        *ret = NULL;
+        struct exec_pending *p = calloc(1, sizeof(*p));
+        if (!p)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        p->f = (struct exec_fds)EXEC_FDS_INIT;
+        p->f.status[0] = TAKE_FD(ch);
+        p->sent_ms = now_monotonic_ms();
         _cleanup_strv_ char **env = exec_env(rq, st);
         int r = env ? 0 : sbx_internal(e, ENOMEM, "out of memory");
         if (r == 0)
-                r = exec_host_pipes(rq, &f, e);
+                r = exec_host_pipes(rq, &p->f, e);
         /* Too big for one message, or the init is gone: the caller takes its own path. */
-        if (r == 0 && send_request(chan, rq, st, env, &f) < 0)
+        if (r == 0 && send_request(p->f.status[0], rq, st, env, &p->f) < 0)
                 r = 1;
+        if (r != 0) {
+                exec_pending_free(p);
+                return r;
+        }
         /* B has its copies now; the client keeps the read ends and stdin's write end. */
-        closep(&f.out[1]);
-        closep(&f.err[1]);
-        closep(&f.in[0]);
-        if (r == 0)
-                r = wait_reaper(&f, rq->tty, e);
+        closep(&p->f.out[1]);
+        closep(&p->f.err[1]);
+        closep(&p->f.in[0]);
+        *ret = p;
+        return 0;
+}
+
+int exec_handoff_finish(struct exec_pending *p, uint64_t start_ms, const struct session_state *st,
+                        struct cgroup_exec *cx, const struct exec_request *rq,
+                        struct exec_result *res, struct sbx_error *e)
+{
+        struct exec_fds f = p->f;
+        uint64_t start = start_ms ? start_ms : p->sent_ms;
+        free(p);
+        struct cgroup_exec none = CGROUP_EXEC_INIT;
+        if (!cx)
+                cx = &none;
+        int r = wait_reaper(&f, rq->tty, e);
         if (r != 0) {
                 (void)cgroup_exec_finish(cx);
                 exec_fds_close(&f);
                 return r;
         }
         return exec_relay_finish(&f, cx, st, rq, start, res, e);
+}
+
+int exec_handoff(int chan, const struct session_state *st, struct cgroup_exec *cx,
+                 const struct exec_request *rq, struct exec_result *res, struct sbx_error *e)
+{
+        struct exec_pending *p;
+        int r = exec_handoff_send(chan, st, rq, &p, e);
+        if (r != 0) {
+                if (cx)
+                        (void)cgroup_exec_finish(cx);
+                return r;
+        }
+        return exec_handoff_finish(p, 0, st, cx, rq, res, e);
 }

@@ -107,6 +107,25 @@ struct exec_result {
 struct cgroup_exec;
 int exec_handoff(int chan, const struct session_state *st, struct cgroup_exec *cx,
                  const struct exec_request *rq, struct exec_result *res, struct sbx_error *e);
+/*
+ * exec_handoff in two steps, for a request sent before the server reads it (`run` sends it
+ * before its session is up). send: 0 with *ret set, 1 when it did not fit (nothing was sent:
+ * the caller joins instead), or an error; chan is taken either way. finish: as exec_handoff
+ * from there, the duration and the timeout counting from start_ms (monotonic; 0: from the
+ * send); it frees p. exec_pending_free: for a request that is not finished (its session
+ * failed).
+ */
+struct exec_pending;
+int exec_handoff_send(int chan, const struct session_state *st, const struct exec_request *rq,
+                      struct exec_pending **ret, struct sbx_error *e);
+int exec_handoff_finish(struct exec_pending *p, uint64_t start_ms, const struct session_state *st,
+                        struct cgroup_exec *cx, const struct exec_request *rq,
+                        struct exec_result *res, struct sbx_error *e);
+void exec_pending_free(struct exec_pending *p);
+static inline void exec_pending_freep(struct exec_pending **p)
+{
+        exec_pending_free(*p);
+}
 
 /* Join the session with namespaces ns and state st, and run rq in it. */
 int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,

@@ -335,6 +335,34 @@ _noreturn_ static void event_loop(struct supervisor *s)
         }
 }
 
+/*
+ * The stale sessions and cgroups of others (dead supervisors) go once this session is ready,
+ * while the caller already has its id: a look at up to 64 sessions and cgroups reads both
+ * directories whole, 1.3 ms of the CLI's CPU with 500 sessions when the CLI did it before
+ * the fork, and a dead session's cgroups may take seconds to empty. A grandchild does it, so
+ * that nothing of this session waits (a joining exec, destroy, the TTL): it keeps only the
+ * runtime dir, never this session's lock, and no process waits for it. Best effort: without
+ * a fork the next create or list does it. The cgroups: below the creator's own, as it saw
+ * them before it may have moved (and this process with it) into <own>/sbx-supervisor.
+ */
+static void reap_stale_detached(int rtfd, const struct cgroup_owns *owns)
+{
+        pid_t child = fork();
+        if (child < 0)
+                return;
+        if (child == 0) {
+                int keep[] = {rtfd};
+                close_all_except(keep, ARRAY_SIZE(keep));
+                (void)prctl(PR_SET_NAME, "sbx-sweep");
+                if (fork() == 0) {
+                        runtime_reap_stale_sessions(rtfd, RUNTIME_CREATE_CHECKS);
+                        cgroup_sweep_owns(owns, RUNTIME_CREATE_CHECKS);
+                }
+                _exit(0);
+        }
+        (void)RETRY_EINTR(waitpid(child, NULL, 0));
+}
+
 _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_plan *plan,
                                 int rtfd, int sessfd, int lockfd, const char *id, int report_fd)
 {
@@ -377,14 +405,7 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         /* #3: the session is ready */
         (void)sync_send_ok(report_fd);
         close(report_fd);
-        /* The stale sessions and cgroups of others (dead supervisors) go now, while the caller
-         * already has its id: a look at up to 64 sessions and cgroups reads both directories
-         * whole, 1.3 ms of the CLI's CPU with 500 sessions when the CLI did it before the fork.
-         * Nothing of this session waits on it: execs go to the init, and requests on ctl
-         * queue until the loop below. The cgroups: below the creator's own, as it saw them
-         * before it may have moved (and this process with it) into <own>/sbx-supervisor. */
-        runtime_reap_stale_sessions(rtfd, RUNTIME_CREATE_CHECKS);
-        cgroup_sweep_owns(&plan->owns, RUNTIME_CREATE_CHECKS);
+        reap_stale_detached(rtfd, &plan->owns);
         event_loop(&s);
 fail:
         if (s.audit_path)

@@ -13,6 +13,7 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -109,6 +110,14 @@ int helper_finish(const struct sbx_config *c, struct helper *h, int *ret_nsfd, s
                 return netns_make(ret_nsfd, e);
         if (nsfd < 0)
                 return sbx_internal(e, EPROTO, "the set-up helper sent no network namespace");
+        /* Until this setns the init is in the namespace it was cloned in, the host's: H's must
+         * be another one. Checked here, before #2, since `run` may have sent its command
+         * ahead and the init starts it right after #2 (the spawning process checks it again). */
+        struct stat ours, theirs;
+        if (fstat(nsfd, &theirs) < 0 || stat("/proc/self/ns/net", &ours) < 0 ||
+            (ours.st_dev == theirs.st_dev && ours.st_ino == theirs.st_ino))
+                return sbx_internal(e, EPROTO,
+                                    "the set-up helper sent no network namespace of its own");
         if (setns(nsfd, CLONE_NEWNET) < 0)
                 return sbx_internal(e, errno, "failed to enter the session's network namespace");
         *ret_nsfd = TAKE_FD(nsfd);

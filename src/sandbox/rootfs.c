@@ -271,7 +271,8 @@ static int make_layer(const struct sbx_config *c, struct sbx_error *e)
         int r = mnt_new_fs("tmpfs", opts, MNT_SECURE, t, "the writable layer", e);
         if (r < 0)
                 return r;
-        _cleanup_close_ int layer = open(LAYER, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* the new mount, by the same path (the host's /tmp may be a symlink: followed alike) */
+        _cleanup_close_ int layer = open(LAYER, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (layer < 0)
                 return sbx_internal(e, errno, "failed to enter the writable layer");
         static const char *const dirs[] = {"newroot", "upper", "work", "workspace", "tmp"};
