@@ -288,13 +288,20 @@ except OSError as e:
         done
 }
 
-@test "cgroups nobody records any more (runtime dir gone): swept once a minute old and empty" {
+# orphan_session_cgroups: a limited session whose supervisor is SIGKILLed and whose runtime
+# dir is then removed, so that nothing records its cgroups; they are left in $dirs.
+orphan_session_cgroups() {
         new_session --memory 64M --pids 32 --cpus 0.2
-        local dirs d init
+        local init
         dirs=$(cg_all) init=$(state_key init_pid)
         kill -KILL "$(state_key supervisor_pid)"
         wait_until 5 eval '! kill -0 '"$init"' 2>/dev/null' || fail "the init survived"
         rm -rf "${SBX_RUNTIME_DIR:?}/$sid"
+}
+
+@test "cgroups nobody records any more (runtime dir gone): swept once a minute old and empty" {
+        local dirs d
+        orphan_session_cgroups
         sbx_ok list
         for d in $dirs; do
                 [ -d "$d" ] || fail "$d was removed while younger than a minute"
@@ -309,12 +316,8 @@ except OSError as e:
 }
 
 @test "cgroups nobody records any more: the next create's supervisor sweeps them too" {
-        new_session --memory 64M --pids 32 --cpus 0.2
-        local dirs d init
-        dirs=$(cg_all) init=$(state_key init_pid)
-        kill -KILL "$(state_key supervisor_pid)"
-        wait_until 5 eval '! kill -0 '"$init"' 2>/dev/null' || fail "the init survived"
-        rm -rf "${SBX_RUNTIME_DIR:?}/$sid"
+        local dirs d
+        orphan_session_cgroups
         for d in $dirs; do
                 touch -d '2 minutes ago' "$d"
         done
