@@ -557,14 +557,28 @@ void cgroup_remove_recorded(const struct session_state *st)
 
 #define SWEEP_MIN_AGE_SEC 60
 
-static void sweep_parent(const char *own, bool v2, size_t max_checks)
+/* A v2 session cgroup whose init leaf is gone or holds no process: its session is dead. */
+static bool v2_init_empty(int sfd)
+{
+        _cleanup_close_ int init =
+            openat(sfd, "init", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (init < 0)
+                return errno == ENOENT;
+        uint64_t populated = 1;
+        return cg_read_key_at(init, "cgroup.events", "populated", &populated) == 0 &&
+               populated == 0;
+}
+
+/* Returns how many v2 cgroups it found dead but left (defer_waits) for a sweep that may wait. */
+static size_t sweep_parent(const char *own, bool v2, size_t max_checks, bool defer_waits)
 {
         char parent[PATH_MAX];
+        size_t deferred = 0;
         if (cg_path(parent, sizeof(parent), own, "sbx") < 0)
-                return;
+                return 0;
         _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (pfd < 0)
-                return;
+                return 0;
         size_t n;
         _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(pfd, &n);
         int64_t now = now_realtime_sec();
@@ -577,26 +591,38 @@ static void sweep_parent(const char *own, bool v2, size_t max_checks)
                         /* the init leaf holds the init for the session's whole life */
                         const int dir = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
                         _cleanup_close_ int sfd = openat(pfd, ids[i], dir);
-                        if (sfd < 0 || (unlinkat(sfd, "init", AT_REMOVEDIR) < 0 && errno != ENOENT))
+                        if (sfd < 0)
+                                continue;
+                        if (defer_waits) {
+                                /* A dead one's removal may wait (up to 5 s) for its other
+                                 * leaves to empty: here it is only counted (removing its init
+                                 * leaf would make it young again for the sweep to follow). */
+                                deferred += v2_init_empty(sfd);
+                                continue;
+                        }
+                        if (unlinkat(sfd, "init", AT_REMOVEDIR) < 0 && errno != ENOENT)
                                 continue;
                         (void)cg_v2_remove(pfd, ids[i]);
                 } else
                         (void)unlinkat(pfd, ids[i], AT_REMOVEDIR);
         }
         cg_remove_parent(pfd);
+        return deferred;
 }
 
-void cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks)
+size_t cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks, bool defer_waits)
 {
+        size_t deferred = 0;
         if (owns->v2[0])
-                sweep_parent(owns->v2, true, max_checks);
+                deferred += sweep_parent(owns->v2, true, max_checks, defer_waits);
         for (int k = 0; k < CG_NCTRL; k++) {
                 bool dup = false;
                 for (int j = 0; j < k; j++)
                         dup |= strcmp(owns->v1[j], owns->v1[k]) == 0;
                 if (owns->v1[k][0] && !dup)
-                        sweep_parent(owns->v1[k], false, max_checks);
+                        deferred += sweep_parent(owns->v1[k], false, max_checks, defer_waits);
         }
+        return deferred;
 }
 
 void cgroup_sweep(size_t max_checks)
@@ -606,5 +632,5 @@ void cgroup_sweep(size_t max_checks)
         if (cg_host_probe(&h) < 0)
                 return;
         owns_from_host(&h, &owns);
-        cgroup_sweep_owns(&owns, max_checks);
+        (void)cgroup_sweep_owns(&owns, max_checks, false);
 }

@@ -101,10 +101,12 @@ void cgroup_remove_recorded(const struct session_state *st);
  * leaf; v1: rmdir succeeds only when empty). A live session always has its init inside.
  * max_checks: look at no more than that many per parent, from a random one (0: all).
  * cgroup_sweep_owns: the same below the given own cgroups (a plan's: where its creating process
- * was before it may have moved itself into <own>/sbx-supervisor).
+ * was before it may have moved itself into <own>/sbx-supervisor); with defer_waits, a dead v2
+ * session's cgroup, whose removal may wait for its leaves to empty, is left (its init leaf
+ * gone) and counted in the result, for a sweep without it to remove.
  */
 void cgroup_sweep(size_t max_checks);
-void cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks);
+size_t cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks, bool defer_waits);
 
 /*
  * One exec's share of the session's cgroups (client side). B and C enter by migration, which

@@ -214,22 +214,30 @@ static void note_crash(int sfd, const struct session_state *dead)
         audit_end(fd, dead->id, "crashed", "the session's supervisor died");
 }
 
+/* The lock of entry sfd when its supervisor is gone (or an error: gone too), -EWOULDBLOCK
+ * while it lives. */
+static int take_stale_lock(int sfd)
+{
+        int lk = runtime_try_lock(sfd);
+        if (lk == -ENOENT) {
+                /* No lock file: a create that died before making it, or one that is making it
+                 * right now. Only entries older than a minute go. */
+                struct stat st;
+                if (fstat(sfd, &st) < 0 || st.st_mtime > now_realtime_sec() - 60)
+                        return -EWOULDBLOCK;
+        }
+        return lk;
+}
+
 /* Check one entry; remove it when its supervisor is gone. */
 static void reap_if_stale(int rtfd, const char *id)
 {
         _cleanup_close_ int sfd = runtime_open_session(rtfd, id);
         if (sfd < 0)
                 return;
-        _cleanup_close_ int lk = runtime_try_lock(sfd);
+        _cleanup_close_ int lk = take_stale_lock(sfd);
         if (lk == -EWOULDBLOCK)
                 return; /* alive */
-        if (lk == -ENOENT) {
-                /* No lock file: a create that died before making it, or one that is making it
-                 * right now. Only entries older than a minute go. */
-                struct stat st;
-                if (fstat(sfd, &st) < 0 || st.st_mtime > now_realtime_sec() - 60)
-                        return;
-        }
         /* The dead session's cgroups, as its supervisor recorded them. */
         _cleanup_state_ struct session_state dead = {0};
         if (session_state_read(sfd, &dead) == 0) {
@@ -237,6 +245,21 @@ static void reap_if_stale(int rtfd, const char *id)
                 note_crash(sfd, &dead);
         }
         runtime_remove_session(rtfd, id);
+}
+
+bool runtime_stale_present(int rtfd, size_t max_checks)
+{
+        size_t n;
+        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(rtfd, &n);
+        for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++) {
+                _cleanup_close_ int sfd = runtime_open_session(rtfd, ids[i]);
+                if (sfd < 0)
+                        continue;
+                _cleanup_close_ int lk = take_stale_lock(sfd);
+                if (lk != -EWOULDBLOCK)
+                        return true;
+        }
+        return false;
 }
 
 void runtime_reap_stale_sessions(int rtfd, size_t max_checks)

@@ -51,8 +51,11 @@ void runtime_remove_session(int rtfd, const char *id);
  * session's supervisor passes RUNTIME_CREATE_CHECKS so that the 500th session costs what the
  * 5th does; with fewer entries than that it is the full sweep. 0: every one (list, destroy,
  * connect). runtime_reap_stale_sessions: the sessions and names alone (the supervisor sweeps
- * the cgroups below its creator's own, cgroup_sweep_owns).
+ * the cgroups below its creator's own, cgroup_sweep_owns). runtime_stale_present: whether any
+ * of the sessions looked at is stale, removing nothing (a look takes no time; a removal may
+ * wait seconds for a dead session's cgroups to empty).
  */
 #define RUNTIME_CREATE_CHECKS 64
 void runtime_reap_stale(int rtfd, size_t max_checks);
 void runtime_reap_stale_sessions(int rtfd, size_t max_checks);
+bool runtime_stale_present(int rtfd, size_t max_checks);
