@@ -21,6 +21,8 @@ struct cg_host {
         char v1_own[CG_NCTRL][PATH_MAX]; /* our cgroup in each controller's v1 hierarchy */
 };
 int cg_host_probe(struct cg_host *h);
+/* h's own cgroups (v2 and each v1 hierarchy). */
+void cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns);
 
 /* Files of a cgroup directory. All return 0 or -errno. */
 int cg_write(const char *dir, const char *file, const char *value);

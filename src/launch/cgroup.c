@@ -313,7 +313,7 @@ static int missing(const struct cg_host *h, const struct sbx_config *c, enum cg_
                                cg_what(c, k).s, name, cg_hint(k));
 }
 
-static void owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
+void cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
 {
         memcpy(owns->v2, h->v2_own, sizeof(owns->v2));
         memcpy(owns->v1, h->v1_own, sizeof(owns->v1));
@@ -326,7 +326,7 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
         if (cg_host_probe(&h) < 0)
                 return wanted(c) ? sbx_unsupported(e, errno, "cannot read /proc/self/mountinfo")
                                  : 0;
-        owns_from_host(&h, &plan->owns);
+        cg_owns_from_host(&h, &plan->owns);
         for (int k = 0; k < CG_NCTRL; k++) {
                 if (!(wanted(c) & CG_BIT(k)))
                         continue;
@@ -551,86 +551,4 @@ void cgroup_remove_recorded(const struct session_state *st)
                         cs.v1_parent_fd[k] = cg_open_parent(cs.v1[k]);
         cgroup_session_kill(&cs);
         cgroup_session_remove(&cs);
-}
-
-/* ---- sweep ---- */
-
-#define SWEEP_MIN_AGE_SEC 60
-
-/* A v2 session cgroup whose init leaf is gone or holds no process: its session is dead. */
-static bool v2_init_empty(int sfd)
-{
-        _cleanup_close_ int init =
-            openat(sfd, "init", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (init < 0)
-                return errno == ENOENT;
-        uint64_t populated = 1;
-        return cg_read_key_at(init, "cgroup.events", "populated", &populated) == 0 &&
-               populated == 0;
-}
-
-/* Returns how many v2 cgroups it found dead but left (defer_waits) for a sweep that may wait. */
-static size_t sweep_parent(const char *own, bool v2, size_t max_checks, bool defer_waits)
-{
-        char parent[PATH_MAX];
-        size_t deferred = 0;
-        if (cg_path(parent, sizeof(parent), own, "sbx") < 0)
-                return 0;
-        _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        if (pfd < 0)
-                return 0;
-        size_t n;
-        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(pfd, &n);
-        int64_t now = now_realtime_sec();
-        for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++) {
-                struct stat st;
-                if (fstatat(pfd, ids[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
-                    st.st_mtime > now - SWEEP_MIN_AGE_SEC)
-                        continue;
-                if (v2) {
-                        /* the init leaf holds the init for the session's whole life */
-                        const int dir = O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW;
-                        _cleanup_close_ int sfd = openat(pfd, ids[i], dir);
-                        if (sfd < 0)
-                                continue;
-                        if (defer_waits) {
-                                /* A dead one's removal may wait (up to 5 s) for its other
-                                 * leaves to empty: here it is only counted (removing its init
-                                 * leaf would make it young again for the sweep to follow). */
-                                deferred += v2_init_empty(sfd);
-                                continue;
-                        }
-                        if (unlinkat(sfd, "init", AT_REMOVEDIR) < 0 && errno != ENOENT)
-                                continue;
-                        (void)cg_v2_remove(pfd, ids[i]);
-                } else
-                        (void)unlinkat(pfd, ids[i], AT_REMOVEDIR);
-        }
-        cg_remove_parent(pfd);
-        return deferred;
-}
-
-size_t cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks, bool defer_waits)
-{
-        size_t deferred = 0;
-        if (owns->v2[0])
-                deferred += sweep_parent(owns->v2, true, max_checks, defer_waits);
-        for (int k = 0; k < CG_NCTRL; k++) {
-                bool dup = false;
-                for (int j = 0; j < k; j++)
-                        dup |= strcmp(owns->v1[j], owns->v1[k]) == 0;
-                if (owns->v1[k][0] && !dup)
-                        deferred += sweep_parent(owns->v1[k], false, max_checks, defer_waits);
-        }
-        return deferred;
-}
-
-void cgroup_sweep(size_t max_checks)
-{
-        struct cg_host h;
-        struct cgroup_owns owns;
-        if (cg_host_probe(&h) < 0)
-                return;
-        owns_from_host(&h, &owns);
-        (void)cgroup_sweep_owns(&owns, max_checks, false);
 }
