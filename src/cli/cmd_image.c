@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
-/* `image import NAME[:TAG] SOURCE`, `image list`, `image rm NAME[:TAG]` (src/image/). */
+/* `image import NAME[:TAG] SOURCE`, `image pull REF`, `image list`, `image rm NAME[:TAG]`
+ * (src/image/). */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../config/config-internal.h"
 #include "../image/image.h"
+#include "../shared/util.h"
 #include "args.h"
 
 static void info_json(struct buf *b, const struct image_info *i, bool full)
@@ -59,6 +62,59 @@ static int do_import(struct cli *cli, struct buf *b, char **args, int n)
                 buf_puts(b, "\n");
         } else
                 buf_printf(b, "sha256:%s\n", i.id);
+        image_info_free(&i);
+        return 0;
+}
+
+static void human_size(uint64_t n, char out[16]);
+
+/* Progress of a pull on a terminal: one line, rewritten at most ten times a second. */
+struct progress {
+        uint64_t last_ms, start_ms;
+        char what[96];
+        bool shown;
+};
+
+static void show_progress(void *arg, const char *what, uint64_t now, uint64_t total)
+{
+        struct progress *pr = arg;
+        uint64_t ms = now_monotonic_ms();
+        if (strcmp(pr->what, what) != 0) {
+                snprintf(pr->what, sizeof(pr->what), "%s", what);
+                pr->start_ms = ms;
+        } else if (ms - pr->last_ms < 100 && now < total)
+                return;
+        pr->last_ms = ms;
+        char a[16], b[16], rate[16];
+        human_size(now, a);
+        human_size(total, b);
+        human_size(ms > pr->start_ms ? now * 1000 / (ms - pr->start_ms) : 0, rate);
+        fprintf(stderr, "\r\033[Kpulling %s  %s / %s  %s/s", what, a, b, rate);
+        fflush(stderr);
+        pr->shown = true;
+}
+
+static int do_pull(struct cli *cli, struct buf *b, char **args, int n, bool insecure)
+{
+        if (n != 1)
+                return sbx_usage(&cli->err, "usage: sbx image pull [--insecure-registry] REF");
+        struct progress pr = {0};
+        struct image_pull_opts o = {.insecure = insecure};
+        if (!cli->json && isatty(STDERR_FILENO)) {
+                o.progress = show_progress;
+                o.arg = &pr;
+        }
+        struct image_info i = {0};
+        int r = image_pull(args[0], &o, &i, &cli->err);
+        if (pr.shown)
+                fputs("\r\033[K", stderr);
+        if (r < 0)
+                return r;
+        if (cli->json) {
+                info_json(b, &i, true);
+                buf_puts(b, "\n");
+        } else
+                buf_printf(b, "%s:%s sha256:%s\n", i.name, i.tag, i.id);
         image_info_free(&i);
         return 0;
 }
@@ -133,13 +189,19 @@ int cmd_image(struct cli *cli, int argc, char **argv)
             {"json", 0, NULL, OPT_JSON},
             {"config", 1, NULL, OPT_CONFIG},
             {"help", 0, NULL, OPT_HELP},
+            {"insecure-registry", 0, NULL, 'k'},
             {0},
         };
+        bool insecure = false;
         int opt;
         optind = 1;
         opterr = 0;
         /* options may come before or after the subcommand (getopt permutes) */
         while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+                if (opt == 'k') {
+                        insecure = true;
+                        continue;
+                }
                 int k = args_common(cli, "image", opt);
                 if (k == -1)
                         return 0;
@@ -151,7 +213,7 @@ int cmd_image(struct cli *cli, int argc, char **argv)
         if (args_check_config(cli) < 0)
                 return cli_finish_error(cli, "image");
         if (optind >= argc) {
-                sbx_usage(&cli->err, "missing subcommand: import, list or rm");
+                sbx_usage(&cli->err, "missing subcommand: import, pull, list or rm");
                 return cli_finish_error(cli, "image");
         }
         const char *sub = argv[optind];
@@ -159,14 +221,18 @@ int cmd_image(struct cli *cli, int argc, char **argv)
         int n = argc - optind - 1;
         _cleanup_buf_ struct buf b = {0};
         int r;
-        if (strcmp(sub, "import") == 0)
+        if (insecure && strcmp(sub, "pull") != 0)
+                r = sbx_usage(&cli->err, "--insecure-registry goes with image pull");
+        else if (strcmp(sub, "import") == 0)
                 r = do_import(cli, &b, args, n);
+        else if (strcmp(sub, "pull") == 0)
+                r = do_pull(cli, &b, args, n, insecure);
         else if (strcmp(sub, "list") == 0 || strcmp(sub, "ls") == 0)
                 r = do_list(cli, &b, n);
         else if (strcmp(sub, "rm") == 0)
                 r = do_rm(cli, &b, args, n);
         else
-                r = sbx_usage(&cli->err, "unknown subcommand '%s': import, list or rm", sub);
+                r = sbx_usage(&cli->err, "unknown subcommand '%s': import, pull, list or rm", sub);
         if (r < 0)
                 return cli_finish_error(cli, "image");
         return cli_print(cli, &b) ? cli_finish_error(cli, "image") : 0;

@@ -114,6 +114,8 @@ int parse_uid_range(const char *s, uint32_t *ret_start, uint32_t *ret_count);
 int path_normalize(const char *in, char **ret); /* absolute, no "..", "//" and "/." folded */
 bool hostname_valid(const char *s);
 const char *image_name_check(const char *s);
+/* The ':' before a NAME[:TAG]'s tag (after the last '/', so not a registry's port), or NULL. */
+const char *image_ref_tag_colon(const char *s);
 const char *package_check(const char *s);
 /* Validate one allow entry and return it lowercased in *ret; NULL or the reason. */
 const char *allow_entry_check(const char *s, char **ret);

@@ -96,16 +96,41 @@ static bool all_digits(const char *s, size_t n)
 
 /* NAME[:TAG]: NAME is '/'-separated components of [a-z0-9][a-z0-9_.-]*, TAG is
  * [A-Za-z0-9_][A-Za-z0-9_.-]{0,127} (the shapes of docker references, without a registry). */
+const char *image_ref_tag_colon(const char *s)
+{
+        const char *slash = strrchr(s, '/');
+        return strchr(slash ? slash : s, ':');
+}
+
+/* A registry host as a name's first component, "127.0.0.1:5000/..." or "localhost:5000/...":
+ * lowercase letters, digits, '.' and '-', then an optional ":PORT". */
+static size_t registry_host_len(const char *s, size_t name_len)
+{
+        const char *slash = memchr(s, '/', name_len);
+        const char *colon = slash ? memchr(s, ':', (size_t)(slash - s)) : NULL;
+        if (!colon || colon == s || colon + 1 == slash)
+                return 0;
+        for (const char *p = s; p < colon; p++)
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
+                        return 0;
+        for (const char *p = colon + 1; p < slash; p++)
+                if (*p < '0' || *p > '9')
+                        return 0;
+        return (size_t)(slash - s) + 1;
+}
+
 const char *image_name_check(const char *s)
 {
         static const char *const why = "expected NAME[:TAG] like python:3.12 (NAME of lowercase "
-                                       "letters, digits and '_.-', TAG of at most 128 characters)";
-        const char *colon = strchr(s, ':');
+                                       "letters, digits and '_.-', optionally after a registry "
+                                       "HOST:PORT/, TAG of at most 128 characters)";
+        const char *colon = image_ref_tag_colon(s);
         size_t name_len = colon ? (size_t)(colon - s) : strlen(s);
         if (name_len == 0 || name_len > 255)
                 return why;
-        for (size_t i = 0; i < name_len; i++) {
-                bool start = i == 0 || s[i - 1] == '/';
+        size_t host = registry_host_len(s, name_len);
+        for (size_t i = host; i < name_len; i++) {
+                bool start = i == host || s[i - 1] == '/';
                 char ch = s[i];
                 bool ok = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
                 if (!start)

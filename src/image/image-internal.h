@@ -11,6 +11,8 @@
 /* ---- digest.c: sha256 (nettle) ---- */
 int digest_mem(const void *p, size_t n, char out[static DIGEST_HEX_LEN + 1]);
 bool digest_hex_valid(const char *s);
+/* This host's architecture as OCI names it ("amd64", "arm64", ...). */
+const char *image_host_arch(void);
 /* "sha256:<hex>" -> hex; -EINVAL for another algorithm or a malformed digest. */
 int digest_parse(const char *s, char out[static DIGEST_HEX_LEN + 1]);
 

@@ -40,6 +40,20 @@ int image_store_open(bool create, int *ret_fd, struct sbx_error *e);
 
 /* Import SOURCE as NAME[:TAG] (TAG "latest" when omitted). Fills *ret on success. */
 int image_import(const char *ref, const char *source, struct image_info *ret, struct sbx_error *e);
+/* What `image pull` reports while it fetches: what (e.g. "layer 2/5 sha256:abcd..."), bytes so
+ * far and in all. */
+typedef void (*image_progress_fn)(void *arg, const char *what, uint64_t now, uint64_t total);
+struct image_pull_opts {
+        bool insecure;               /* plain http to the registry (--insecure-registry) */
+        char *const *insecure_hosts; /* [images] insecure_registries: "HOST[:PORT]", NULL-ended */
+        image_progress_fn progress;  /* NULL: none */
+        void *arg;
+};
+/* Pull REF ([HOST[:PORT]/]NAME[:TAG][@sha256:HEX]) from its registry into the store, as
+ * NAME:TAG (docker.io's images by their short name: "python:3.12"). Fills *ret. */
+int image_pull(const char *ref, const struct image_pull_opts *o, struct image_info *ret,
+               struct sbx_error *e);
+
 /* Every tagged image, sorted by name and tag. */
 int image_list(struct image_info **ret, size_t *ret_n, struct sbx_error *e);
 void image_list_free(struct image_info *v, size_t n);

@@ -16,13 +16,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../config/config-internal.h"
 #include "../shared/macros.h"
 #include "../shared/util.h"
 #include "image-internal.h"
 
 int image_ref_split(const char *ref, char **ret_name, char **ret_tag)
 {
-        const char *colon = strchr(ref, ':');
+        const char *colon = image_ref_tag_colon(ref);
         char *name = colon ? strndup(ref, (size_t)(colon - ref)) : strdup(ref);
         char *tag = strdup(colon ? colon + 1 : "latest");
         if (!name || !tag) {

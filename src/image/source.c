@@ -146,7 +146,7 @@ static struct json_object *jget(struct json_object *o, const char *key, json_typ
         return v;
 }
 
-static const char *host_arch(void)
+const char *image_host_arch(void)
 {
 #if defined(__x86_64__)
         return "amd64";
@@ -248,7 +248,7 @@ static struct json_object *pick_manifest(struct json_object *list, const char *t
                         return d;
                 struct json_object *p = jget(d, "platform", json_type_object);
                 const char *os = jstr(p, "os"), *arch = jstr(p, "architecture");
-                if (os && arch && strcmp(os, "linux") == 0 && strcmp(arch, host_arch()) == 0) {
+                if (os && arch && strcmp(os, "linux") == 0 && strcmp(arch, image_host_arch()) == 0) {
                         by_platform = d;
                         n_platform++;
                 }
@@ -277,7 +277,7 @@ static int open_oci(int dirfd, const char *source, const char *tag, struct image
                         return sbx_fail(e, EXIT_FAILED, "ambiguous", 0,
                                         "image source '%s' holds several images and none is "
                                         "tagged '%s' or is the only one for linux/%s",
-                                        source, tag, host_arch());
+                                        source, tag, image_host_arch());
                 const char *mt = jstr(desc, "mediaType");
                 if (!mt || (strcmp(mt, MEDIA_INDEX) != 0 && strcmp(mt, MEDIA_DOCKER_LIST) != 0))
                         break;
@@ -397,6 +397,12 @@ static bool layout_name(const char *p)
         char hex[DIGEST_HEX_LEN + 1];
         if (config_hex_of(p, hex) == 0)
                 return true;
+        /* skopeo and podman write docker-archive layers as "<hex>.tar" beside the config */
+        if (strlen(p) == DIGEST_HEX_LEN + 4 && strcmp(p + DIGEST_HEX_LEN, ".tar") == 0) {
+                memcpy(hex, p, DIGEST_HEX_LEN);
+                hex[DIGEST_HEX_LEN] = '\0';
+                return digest_hex_valid(hex);
+        }
         if (strlen(p) == DIGEST_HEX_LEN + 10 && strcmp(p + DIGEST_HEX_LEN, "/layer.tar") == 0) {
                 memcpy(hex, p, DIGEST_HEX_LEN);
                 hex[DIGEST_HEX_LEN] = '\0';
@@ -518,6 +524,9 @@ int image_source_open(const char *source, const char *tag, int scratchfd, struct
                       struct sbx_error *e)
 {
         *m = (struct image_manifest){0};
+        if (strncmp(source, "docker://", 9) == 0)
+                return sbx_usage(e, "'%s' is a registry reference: use 'sbx image pull %s'",
+                                 source, source + 9);
         /* O_NONBLOCK: a FIFO as the source must not block (the store lock is held) */
         _cleanup_close_ int fd = open(source, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         /* "DIR:REF" (as skopeo writes oci:DIR:REF) picks the image tagged REF in DIR */
