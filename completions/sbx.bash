@@ -13,13 +13,14 @@ _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory 
 _sbx_flags() {
         local common="--config --help --json"
         case $1 in
-        check | help | image | log | ls | tools | write) echo "$common" ;;
+        check | help | log | ls | tools | write) echo "$common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;
         edit) echo "--new-file --old-file --replace-all $common" ;;
         exec) echo "--env --interactive --max-output --timeout --tty --workdir $common" ;;
         glob) echo "--path $common" ;;
+        image) echo "--config --help --insecure-registry --json" ;;
         grep)
                 echo "--after-context --before-context --context --fixed-strings --glob" \
                         "--ignore-case --mode $common"
@@ -196,7 +197,7 @@ _sbx() {
         help) ((operands == 0)) && _sbx_reply < <(compgen -W "$_sbx_commands" -- "$cur") ;;
         image)
                 if ((operands == 0)); then
-                        _sbx_reply < <(compgen -W "import list rm" -- "$cur")
+                        _sbx_reply < <(compgen -W "import list pull rm" -- "$cur")
                 elif ((operands == 2)); then
                         _sbx_reply < <(compgen -f -- "$cur")
                 fi

@@ -126,7 +126,7 @@ complete -c sbx -n __sbx_needs_command -a grep -d 'search file contents (PCRE)'
 complete -c sbx -n __sbx_needs_command -a run -d 'create, exec, destroy in one call'
 complete -c sbx -n __sbx_needs_command -a list -d "the caller's sessions"
 complete -c sbx -n __sbx_needs_command -a log -d "print a session's audit log (JSON Lines)"
-complete -c sbx -n __sbx_needs_command -a image -d 'import, list and remove images (bases for --image)'
+complete -c sbx -n __sbx_needs_command -a image -d 'import, pull, list and remove images (bases for --image)'
 complete -c sbx -n __sbx_needs_command -a check -d 'what this host supports, and what is missing'
 complete -c sbx -n __sbx_needs_command -a help -d 'show help for sbx or one command'
 complete -c sbx -n __sbx_needs_command -a tools -d 'the tool definitions for a model'
@@ -145,7 +145,8 @@ complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini 
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
 
 # image
-complete -c sbx -n '__sbx_using image; and test (__sbx_operands) -eq 0' -a 'import list rm'
+complete -c sbx -n '__sbx_using image; and test (__sbx_operands) -eq 0' -a 'import list pull rm'
+complete -c sbx -n '__sbx_using image' -l insecure-registry -d 'allow plain HTTP to the registry (image pull)'
 complete -c sbx -n '__sbx_using image; and test (__sbx_operands) -eq 2' -F
 
 # create (and run)

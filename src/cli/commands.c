@@ -119,14 +119,18 @@ const struct command sbx_commands[] = {
          "  sbx log work\n  sbx log work | jq -c 'select(.event == \"exec\")'\n"
          "  sbx log --json sb_0123456789abcdef\n",
          "--json --config --help"},
-        {"image", cmd_image, "import NAME[:TAG] SOURCE | list | rm NAME[:TAG]",
-         "import, list and remove images (bases for --image)", GLOBAL_OPTIONS,
+        {"image", cmd_image,
+         "import NAME[:TAG] SOURCE | pull [--insecure-registry] REF | list | rm NAME[:TAG]",
+         "import, pull, list and remove images (bases for --image)",
+         GLOBAL_OPTIONS "      --insecure-registry  plain HTTP to the registry (image pull)\n",
+         "  sbx image pull python:3.12-slim                 # from docker.io\n"
+         "  sbx image pull --insecure-registry 127.0.0.1:5000/team/tool:1\n"
          "  sbx image import python:3.12 ./python-oci        # an OCI layout directory\n"
          "  sbx image import busybox:1 busybox.oci.tar       # oci-archive, docker save, or a "
          "rootfs tarball\n"
          "  sbx image list --json\n"
          "  sbx image rm python:3.12\n",
-         "--json --config --help"},
+         "--json --config --help --insecure-registry"},
         {"check", cmd_check, "", "what this host supports, and what is missing", GLOBAL_OPTIONS,
          "  sbx check\n  sbx check --json\n", "--json --config --help"},
         {"help", cmd_help, "[COMMAND]", "show help for sbx or one command", GLOBAL_OPTIONS,
