@@ -215,6 +215,26 @@ layer_gets() { grep -c "GET /v2/$1/blobs/sha256:$2" "$fx/registry.log" || true; 
         [ "$(grep -ac $'\n' "$BATS_TEST_TMPDIR/tty.out")" -le 1 ] || fail "progress took several lines"
 }
 
+@test "--image of an image the store lacks is pulled ([images] pull = missing), unless never" {
+        SBX_IMAGE_PULL=never SBX_INSECURE_REGISTRIES=$reg sbx_expect 1 run --image "$reg/test/busybox:1" -- true
+        [[ $stderr == *"no image '$reg/test/busybox:1'"* ]] || fail "stderr: $stderr"
+        no_image
+        # without the registry named insecure, the pull tries HTTPS and says what to do
+        sbx_expect 1 run --image "$reg/test/busybox:1" -- true
+        [[ $stderr == *"insecure_registries"* ]] || fail "stderr: $stderr"
+        printf '[images]\ninsecure_registries = %s\n' "$reg" >"$BATS_TEST_TMPDIR/i.ini"
+        sbx_ok run --config "$BATS_TEST_TMPDIR/i.ini" --image "$reg/test/busybox:1" -- cat /data/a
+        [ "$output" = pulled ] || fail "got '$output'"
+        sbx_ok image list --json
+        [ "$(json length)" = 1 ] || fail "list: $output"
+        # once there, nothing is fetched: the same works with pulls turned off
+        SBX_IMAGE_PULL=never sbx_ok run --image "$reg/test/busybox:1" -- cat /data/a
+        # bad values of the keys are usage errors
+        SBX_IMAGE_PULL=sometimes sbx_expect 2 run -- true
+        SBX_INSECURE_REGISTRIES='a b' sbx_expect 2 run -- true
+        SBX_INSECURE_REGISTRIES='host:port' sbx_expect 2 run -- true
+}
+
 @test "a docker-archive written by skopeo (layers as <hex>.tar) imports and runs" {
         tar -tf "$fx/docker-archive.tar" | grep -qE '^[0-9a-f]{64}\.tar$' ||
                 fail "the fixture does not have the <hex>.tar layout this test is about"

@@ -7,6 +7,7 @@
 #include "../image/image.h"
 #include "../launch/audit_create.h"
 #include "../shared/util.h"
+#include "progress.h"
 
 /* Order matters: option ids are OPT_CREATE_FIRST + index. */
 static const char *const create_flags[] = {
@@ -92,8 +93,13 @@ int args_build_config(struct cli *cli, const struct flag_list *fl, struct sbx_co
         int r = config_load(c, cli->config_file, &cli->err);
         for (size_t i = 0; r == 0 && i < fl->n; i++)
                 r = config_apply_flag(c, fl->items[i].flag, fl->items[i].value, &cli->err);
-        if (r == 0)
-                r = image_use(c, &cli->err); /* resolves --image, holds it for the session */
+        if (r == 0) { /* resolves --image (pulled when missing), holds it for the session */
+                struct cli_progress pr;
+                struct image_pull_opts pull = {0};
+                cli_progress_attach(cli, &pull, &pr);
+                r = image_use(c, &pull, &cli->err);
+                cli_progress_end(&pr);
+        }
         return r;
 }
 

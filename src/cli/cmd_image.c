@@ -3,12 +3,11 @@
  * (src/image/). */
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "../config/config-internal.h"
 #include "../image/image.h"
-#include "../shared/util.h"
 #include "args.h"
+#include "progress.h"
 
 static void info_json(struct buf *b, const struct image_info *i, bool full)
 {
@@ -66,48 +65,21 @@ static int do_import(struct cli *cli, struct buf *b, char **args, int n)
         return 0;
 }
 
-static void human_size(uint64_t n, char out[16]);
-
-/* Progress of a pull on a terminal: one line, rewritten at most ten times a second. */
-struct progress {
-        uint64_t last_ms, start_ms;
-        char what[96];
-        bool shown;
-};
-
-static void show_progress(void *arg, const char *what, uint64_t now, uint64_t total)
-{
-        struct progress *pr = arg;
-        uint64_t ms = now_monotonic_ms();
-        if (strcmp(pr->what, what) != 0) {
-                snprintf(pr->what, sizeof(pr->what), "%s", what);
-                pr->start_ms = ms;
-        } else if (ms - pr->last_ms < 100 && now < total)
-                return;
-        pr->last_ms = ms;
-        char a[16], b[16], rate[16];
-        human_size(now, a);
-        human_size(total, b);
-        human_size(ms > pr->start_ms ? now * 1000 / (ms - pr->start_ms) : 0, rate);
-        fprintf(stderr, "\r\033[Kpulling %s  %s / %s  %s/s", what, a, b, rate);
-        fflush(stderr);
-        pr->shown = true;
-}
-
 static int do_pull(struct cli *cli, struct buf *b, char **args, int n, bool insecure)
 {
         if (n != 1)
                 return sbx_usage(&cli->err, "usage: sbx image pull [--insecure-registry] REF");
-        struct progress pr = {0};
-        struct image_pull_opts o = {.insecure = insecure};
-        if (!cli->json && isatty(STDERR_FILENO)) {
-                o.progress = show_progress;
-                o.arg = &pr;
-        }
+        struct cli_progress pr;
+        struct sbx_config c;
+        config_init_defaults(&c);
+        int r = config_load(&c, cli->config_file, &cli->err);
+        struct image_pull_opts o = {.insecure = insecure, .insecure_hosts = c.insecure_registries};
+        cli_progress_attach(cli, &o, &pr);
         struct image_info i = {0};
-        int r = image_pull(args[0], &o, &i, &cli->err);
-        if (pr.shown)
-                fputs("\r\033[K", stderr);
+        if (r == 0)
+                r = image_pull(args[0], &o, &i, &cli->err);
+        cli_progress_end(&pr);
+        config_free(&c);
         if (r < 0)
                 return r;
         if (cli->json) {
@@ -117,16 +89,6 @@ static int do_pull(struct cli *cli, struct buf *b, char **args, int n, bool inse
                 buf_printf(b, "%s:%s sha256:%s\n", i.name, i.tag, i.id);
         image_info_free(&i);
         return 0;
-}
-
-static void human_size(uint64_t n, char out[16])
-{
-        if (n >= (UINT64_C(1) << 30))
-                snprintf(out, 16, "%.1fG", (double)n / (1 << 30));
-        else if (n >= (1u << 20))
-                snprintf(out, 16, "%.1fM", (double)n / (1 << 20));
-        else
-                snprintf(out, 16, "%.1fK", (double)n / 1024);
 }
 
 static int do_list(struct cli *cli, struct buf *b, int n)
@@ -151,7 +113,7 @@ static int do_list(struct cli *cli, struct buf *b, int n)
                 }
                 char t[21], size[16];
                 format_rfc3339(v[i].created_at, t);
-                human_size(v[i].size, size);
+                cli_human_size(v[i].size, size);
                 size_t layers = 0;
                 while (v[i].layers[layers])
                         layers++;

@@ -34,6 +34,8 @@ enum config_key_id {
         KEY_SECCOMP,
         KEY_UID_RANGE,
         KEY_AUDIT_DIR,
+        KEY_IMAGE_PULL,
+        KEY_INSECURE_REGISTRIES,
         KEY__MAX,
 };
 

@@ -60,6 +60,7 @@ void config_free(struct sbx_config *c)
         strv_freep(&c->env);
         strv_freep(&c->allow_hosts);
         free(c->audit_dir);
+        strv_freep(&c->insecure_registries);
         strv_freep(&c->warnings);
         free(c->image_layers_dir);
         strv_freep(&c->image_layers);

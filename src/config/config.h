@@ -73,6 +73,10 @@ struct sbx_config {
         /* [audit] */
         char *audit_dir; /* NULL = the session's runtime dir only */
 
+        /* [images] */
+        bool image_pull_never;      /* pull = never: --image of a missing image fails */
+        char **insecure_registries; /* "HOST[:PORT]" reached over plain HTTP; may be NULL */
+
         /* Non-fatal messages for the CLI to print ("volume host path '/x' does not exist:
          * skipped"). NULL-terminated, may be NULL. */
         char **warnings;

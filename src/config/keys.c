@@ -342,6 +342,38 @@ static int set_allow(struct sbx_config *c, struct layer *l, const struct config_
         return 0;
 }
 
+static int set_image_pull(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                          const char *v)
+{
+        if (strcmp(v, "missing") != 0 && strcmp(v, "never") != 0)
+                return layer_invalid(l, k, v, "expected %s", k->expected);
+        c->image_pull_never = strcmp(v, "never") == 0;
+        return 0;
+}
+
+/* A registry as image pull names it: HOST[:PORT], the host in lowercase letters, digits, '.'
+ * and '-' (an IPv6 literal is not taken). */
+static int add_registry(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                        const char *item)
+{
+        size_t n = strspn(item, "abcdefghijklmnopqrstuvwxyz0123456789.-");
+        if (n == 0 || n > 253 || (item[n] && (item[n] != ':' || !item[n + 1] ||
+                                              strspn(item + n + 1, "0123456789") !=
+                                                  strlen(item + n + 1) ||
+                                              strlen(item + n + 1) > 5)))
+                return layer_invalid(l, k, item, "expected %s", k->expected);
+        char *s = strdup(item);
+        return s && strv_push(&c->insecure_registries, s) >= 0 ? 0 : (free(s), layer_oom(l));
+}
+
+static int set_insecure_registries(struct sbx_config *c, struct layer *l,
+                                   const struct config_key *k, const char *v)
+{
+        if (!config_seen(c, l, k->id))
+                strv_clear(&c->insecure_registries);
+        return for_each_item(c, l, k, v, true, add_registry);
+}
+
 #define MOUNT_SKIPPED "volume host path "
 
 static void mount_clear(struct sbx_mount *m)
@@ -475,6 +507,12 @@ static const struct config_key keys[KEY__MAX] = {
                                 "most 4294967295"},
     [KEY_AUDIT_DIR] = {KEY_AUDIT_DIR, "audit", "dir", "SBX_AUDIT_DIR", NULL, .set = set_audit_dir,
                        .expected = "an absolute path without '..'"},
+    [KEY_IMAGE_PULL] = {KEY_IMAGE_PULL, "images", "pull", "SBX_IMAGE_PULL", NULL,
+                        .set = set_image_pull, .expected = "missing or never"},
+    [KEY_INSECURE_REGISTRIES] = {KEY_INSECURE_REGISTRIES, "images", "insecure_registries",
+                                 "SBX_INSECURE_REGISTRIES", NULL, .list = true,
+                                 .set = set_insecure_registries,
+                                 .expected = "a registry HOST[:PORT] like 127.0.0.1:5000"},
 };
 
 const struct config_key *config_keys(size_t *ret_n)

@@ -61,11 +61,12 @@ void image_list_free(struct image_info *v, size_t n);
 int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e);
 
 /*
- * For create/run: look up c->image, hold it (a shared lock kept in c->image_lock_fd for the
+ * For create/run: look up c->image (pulled with `pull` when the store lacks it, unless pull is
+ * NULL or [images] pull = never), hold it (a shared lock kept in c->image_lock_fd for the
  * session's life: `image rm` is refused meanwhile), fill c->image_layers_dir/c->image_layers,
  * and apply the image's Env (below [env]/--env) and WorkingDir (unless --workdir was given).
  */
-int image_use(struct sbx_config *c, struct sbx_error *e);
+int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct sbx_error *e);
 
 /* Split "NAME[:TAG]" (already syntax-checked) into name and tag ("latest"). */
 int image_ref_split(const char *ref, char **ret_name, char **ret_tag);

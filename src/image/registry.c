@@ -411,7 +411,8 @@ static int perform(struct registry *reg, const char *url, const char *accept, ui
                                         "failed to fetch from registry '%s': %s%s", reg->ref.host,
                                         errbuf[0] ? errbuf : reg->cl->easy_strerror(c),
                                         c == CURLE_SSL_CONNECT_ERROR && !reg->insecure
-                                            ? " (a plain-HTTP registry needs --insecure-registry)"
+                                            ? " (a plain-HTTP registry needs --insecure-registry or [images] "
+                                              "insecure_registries)"
                                             : "");
                 *status = status_of(x);
                 if (*status != 401 || attempt > 0 || !x->challenge || reg->use_basic)

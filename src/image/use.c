@@ -54,7 +54,30 @@ static int hold_record(int storefd, const char *id)
         return st.st_nlink == 0 ? -ENOENT : TAKE_FD(fd);
 }
 
-int image_use(struct sbx_config *c, struct sbx_error *e)
+/* The image is not in the store: pull it (unless [images] pull = never) and use what the
+ * pull stored, whose name may be shorter ("docker.io/library/python:3" is "python:3"). */
+static int pull_missing(struct sbx_config *c, const struct image_pull_opts *pull,
+                        const char *name, const char *tag, struct sbx_error *e)
+{
+        if (!pull || c->image_pull_never)
+                return sbx_fail(e, EXIT_FAILED, "not_found", 0,
+                                "no image '%s:%s' (see 'sbx image list'; get it with 'sbx image "
+                                "pull' or 'sbx image import')",
+                                name, tag);
+        struct image_pull_opts o = *pull;
+        o.insecure_hosts = c->insecure_registries;
+        struct image_info got = {0};
+        int r = image_pull(c->image, &o, &got, e);
+        if (r < 0)
+                return r;
+        free(c->image);
+        if (asprintf(&c->image, "%s:%s", got.name, got.tag) < 0)
+                c->image = NULL;
+        image_info_free(&got);
+        return c->image ? image_use(c, NULL, e) : sbx_internal(e, ENOMEM, "out of memory");
+}
+
+int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct sbx_error *e)
 {
         if (!c->image)
                 return 0;
@@ -68,10 +91,7 @@ int image_use(struct sbx_config *c, struct sbx_error *e)
             store_tag_get(storefd, name, tag, id) < 0)
                 return sub.exit_code && strcmp(sub.code, "not_found") != 0
                            ? (*e = sub, -EINVAL)
-                           : sbx_fail(e, EXIT_FAILED, "not_found", 0,
-                                      "no image '%s:%s' (see 'sbx image list'; import it "
-                                      "with 'sbx image import')",
-                                      name, tag);
+                           : pull_missing(c, pull, name, tag, e);
         _cleanup_close_ int lockfd = hold_record(storefd, id);
         if (lockfd < 0)
                 return sbx_fail(e, EXIT_FAILED, "not_found", -lockfd,
