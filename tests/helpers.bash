@@ -8,7 +8,8 @@
 #
 # Environment (set by tests/meson.build): SBX (the built binary), SBX_SRC (source root),
 # SBX_BUILD (build root), SBX_PROBE (static probe, when tests/probe.c exists), SBX_NO_CLONE3
-# (runs a command with clone3 failing). These are the
+# (runs a command with clone3 failing), SBX_RACE_INJECT (a library to LD_PRELOAD into sbx
+# that makes it lose races with other sessions, tests/race_inject.c). These are the
 # suite's own variables, not sbx configuration: setup_sbx keeps them as shell variables but
 # removes them (and every other SBX_*) from the environment sbx sees.
 
@@ -46,7 +47,7 @@ setup_sbx() {
         local v
         for v in $(compgen -e); do
                 case $v in
-                SBX_SRC | SBX_BUILD | SBX_PROBE | SBX_NO_CLONE3) export -n "$v" ;;
+                SBX_SRC | SBX_BUILD | SBX_PROBE | SBX_NO_CLONE3 | SBX_RACE_INJECT) export -n "$v" ;;
                 SBX_*) unset "$v" ;;
                 esac
         done

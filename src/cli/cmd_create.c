@@ -59,9 +59,10 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         struct sbx_config c;
         int r = args_build_config(cli, &fl, &c);
         struct session_state st = {0};
+        _cleanup_close_ int ack = -1;
         if (r == 0) {
                 args_print_warnings(&c);
-                r = session_create(&c, &st, &cli->err);
+                r = session_create(&c, &st, &ack, &cli->err);
         }
         if (r == 0 && ((c.packages && c.packages[0]) || c.setup)) {
                 /* installs and setup before the id is printed; a failure leaves nothing */
@@ -84,6 +85,13 @@ int cmd_create(struct cli *cli, int argc, char **argv)
                 buf_puts(&b, "\n");
         } else
                 buf_printf(&b, "%s\n", st.id);
+        /* The session lives on only when its id reached the caller (sync point #4). */
+        if (cli_print(cli, &b)) {
+                provision_destroy(st.id);
+                session_state_free(&st);
+                return cli_finish_error(cli, "create");
+        }
         session_state_free(&st);
-        return cli_print(cli, &b) ? cli_finish_error(cli, "create") : 0;
+        session_create_ack(TAKE_FD(ack));
+        return 0;
 }

@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include "../launch/launch.h"
 #include "../session/runtime.h"
@@ -129,6 +131,31 @@ static void force_kill(int sessfd)
                 (void)sys_pidfd_send_signal(pfd, SIGKILL);
 }
 
+/*
+ * After a DESTROY without an answer: the session's lock once its supervisor is gone (>= 0),
+ * -ENOENT when the session itself is gone (its supervisor removed it: another destroy or its
+ * TTL ended it meanwhile), -EWOULDBLOCK while the supervisor lives. A supervisor that closed
+ * our connection is exiting, having removed the session first: wait (bounded) for it, so a
+ * destroy that lost a race with another sees the session gone, not a supervisor that "does
+ * not answer".
+ */
+static int lock_when_gone(int sessfd, bool closed)
+{
+        uint64_t end = now_monotonic_ms() + (closed ? 10000 : 0);
+        for (;;) {
+                struct stat st;
+                if (fstat(sessfd, &st) == 0 && st.st_nlink == 0)
+                        return -ENOENT;
+                /* No lock file (-ENOENT): the removal has begun, or a create died before its
+                 * lock; either way no session is left to destroy (the sweep takes the rest). */
+                int lk = runtime_try_lock(sessfd);
+                if (lk != -EWOULDBLOCK || now_monotonic_ms() >= end)
+                        return lk;
+                struct timespec ts = {.tv_nsec = 5 * 1000 * 1000};
+                (void)nanosleep(&ts, NULL);
+        }
+}
+
 static int destroy_one(int rtfd, const char *arg, bool force, struct sbx_error *e)
 {
         char id[SESSION_ID_LEN + 1], reply[64];
@@ -139,11 +166,15 @@ static int destroy_one(int rtfd, const char *arg, bool force, struct sbx_error *
         if (sessfd < 0)
                 return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                             "no such session '%s'", arg);
-        if (ask(sessfd, "DESTROY", reply, sizeof(reply), &sub) == 0 && strcmp(reply, "OK") == 0)
+        int r = ask(sessfd, "DESTROY", reply, sizeof(reply), &sub);
+        if (r == 0 && strcmp(reply, "OK") == 0)
                 return 0;
-        /* No answer. A dead supervisor is stale state: clean it. A live one that hangs is
-         * killed only with --force. */
-        _cleanup_close_ int lk = runtime_try_lock(sessfd);
+        /* No answer. A dead supervisor is stale state: clean it. A live one that hangs (the
+         * answer timed out) is killed only with --force. */
+        _cleanup_close_ int lk = lock_when_gone(sessfd, r != -EAGAIN && r != -EWOULDBLOCK);
+        if (lk == -ENOENT)
+                return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                            "no such session '%s' (it ended meanwhile)", arg);
         if (lk < 0 && force) {
                 force_kill(sessfd);
                 lk = -1;

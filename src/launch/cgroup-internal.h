@@ -33,6 +33,16 @@ int cg_read_at(int dfd, const char *file, char *buf, size_t n);
 int cg_read_key_at(int dfd, const char *file, const char *key, uint64_t *ret);
 /* mkdir 0755; EEXIST is an error unless exist_ok. */
 int cg_mkdir(const char *dir, const char *name, bool exist_ok);
+/*
+ * The parent of session cgroups (<own>/sbx) is shared by every session of its owner, and the
+ * session that empties it removes it: another create can find it gone (ENOENT) between making
+ * it and using it. That race is taken again, up to this many times (each loss needs a whole
+ * session to end in a window of a few system calls), never reported as a missing feature.
+ */
+#define CG_PARENT_TRIES 16
+/* Make parent (v2: with mask enabled for its children) and check that we may create cgroups
+ * in it, again while a concurrent removal makes it vanish. 0 or -errno. */
+int cg_parent_ready(const char *parent, bool v2, unsigned mask);
 /* dir + "/" + name into out; -ENAMETOOLONG when it does not fit. */
 int cg_path(char *out, size_t n, const char *dir, const char *name);
 /* word (a controller name) in a list separated by blanks or commas. */

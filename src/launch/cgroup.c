@@ -95,6 +95,23 @@ int cg_mkdir(const char *dir, const char *name, bool exist_ok)
         return negerrno();
 }
 
+int cg_parent_ready(const char *parent, bool v2, unsigned mask)
+{
+        int r = 0;
+        for (int tries = 0; tries < CG_PARENT_TRIES; tries++) {
+                if (v2)
+                        r = cg_v2_make_parent(parent, mask);
+                else
+                        r = mkdir(parent, 0755) < 0 && errno != EEXIST ? negerrno() : 0;
+                /* made by someone else (root) before: sessions must go into it */
+                if (r == 0 && access(parent, W_OK) < 0)
+                        r = negerrno();
+                if (r != -ENOENT)
+                        break;
+        }
+        return r;
+}
+
 bool cg_has_word(const char *list, const char *word)
 {
         size_t wl = strlen(word);
@@ -342,10 +359,7 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
                         continue;
                 int r = cg_path(plan->v1_parent[k], PATH_MAX, h.v1_own[k], "sbx");
                 if (r == 0)
-                        r = cg_mkdir(h.v1_own[k], "sbx", true);
-                /* made by someone else (root) before: sessions must go into it */
-                if (r == 0 && access(plan->v1_parent[k], W_OK) < 0)
-                        r = negerrno();
+                        r = cg_parent_ready(plan->v1_parent[k], false, 0);
                 if (r < 0) {
                         plan->v1_mask &= CG_BIT(k) - 1; /* the ones made so far */
                         cgroup_plan_release(plan);

@@ -41,7 +41,7 @@ int cg_v1_session_create(const char *parent, enum cg_ctrl k, const struct sbx_co
         bool made = !out[0];
         if (made) {
                 /* A session ending elsewhere removes the parent when it is empty: make it again. */
-                for (int tries = 0; tries < 3; tries++) {
+                for (int tries = 0; tries < CG_PARENT_TRIES; tries++) {
                         r = mkdir(parent, 0755) < 0 && errno != EEXIST ? negerrno() : 0;
                         if (r == 0)
                                 r = cg_mkdir(parent, id, false);

@@ -130,9 +130,7 @@ int cg_v2_prepare(const struct cg_host *h, const struct sbx_config *c, unsigned 
         }
         if (r < 0)
                 return r;
-        if ((r = cg_v2_make_parent(parent, mask)) == 0 && access(parent, W_OK) < 0)
-                r = negerrno();
-        if (r < 0)
+        if ((r = cg_parent_ready(parent, true, mask)) < 0)
                 return sbx_unsupported(e, 0,
                                        "cannot enforce %s: cgroup '%s' cannot be created "
                                        "(%s); %s",
@@ -154,7 +152,7 @@ int cg_v2_session_create(const char *parent, unsigned mask, const struct sbx_con
 {
         int r = 0;
         /* A session ending elsewhere removes the parent when it is empty: make it again. */
-        for (int tries = 0; tries < 3; tries++) {
+        for (int tries = 0; tries < CG_PARENT_TRIES; tries++) {
                 r = cg_v2_make_parent(parent, mask);
                 if (r == 0)
                         r = cg_mkdir(parent, id, false);

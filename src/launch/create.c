@@ -14,10 +14,31 @@
 #include "cgroup.h"
 #include "launch.h"
 
+/*
+ * The lock file of a new session, locked before it appears under its name: the stale sweep of
+ * other sessions (runtime_reap_stale) takes a lock file it can lock for a dead session's, so a
+ * "lock" that existed unlocked for a moment would get a session being born removed. Made as
+ * "lock.new" (the directory is new and ours alone), locked, then renamed into place.
+ */
+static int make_locked_lock(int sessfd)
+{
+        _cleanup_close_ int fd = openat(sessfd, "lock.new",
+                                        O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return negerrno();
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0 || renameat(sessfd, "lock.new", sessfd, "lock") < 0)
+                return negerrno();
+        return TAKE_FD(fd);
+}
+
 /* A new, unique $RT/<id> with its lock file created and locked. */
 static int make_session_dir(int rtfd, char id[static SESSION_ID_LEN + 1], int *ret_sessfd,
                             int *ret_lockfd, struct sbx_error *e)
 {
+        /* until the directory has its lock: a sweep then leaves a directory without one alone */
+        _cleanup_close_ int creating = runtime_creating_begin(rtfd);
+        if (creating < 0)
+                return sbx_internal(e, -creating, "failed to lock the runtime directory");
         for (int tries = 0; tries < 8; tries++) {
                 int r = session_id_generate(id);
                 if (r < 0)
@@ -30,10 +51,9 @@ static int make_session_dir(int rtfd, char id[static SESSION_ID_LEN + 1], int *r
                 _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
                 if (sessfd < 0)
                         return sbx_internal(e, -sessfd, "failed to open the session directory");
-                _cleanup_close_ int lockfd = openat(
-                    sessfd, "lock", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-                if (lockfd < 0 || flock(lockfd, LOCK_EX | LOCK_NB) < 0) {
-                        r = sbx_internal(e, errno, "failed to lock the new session");
+                _cleanup_close_ int lockfd = make_locked_lock(sessfd);
+                if (lockfd < 0) {
+                        r = sbx_internal(e, -lockfd, "failed to lock the new session");
                         runtime_remove_session(rtfd, id);
                         return r;
                 }
@@ -44,8 +64,10 @@ static int make_session_dir(int rtfd, char id[static SESSION_ID_LEN + 1], int *r
         return sbx_internal(e, EEXIST, "failed to find a free session id");
 }
 
-int session_create(const struct sbx_config *c, struct session_state *st, struct sbx_error *e)
+int session_create(const struct sbx_config *c, struct session_state *st, int *ret_ack,
+                   struct sbx_error *e)
 {
+        *ret_ack = -1;
         _cleanup_close_ int rtfd = -1;
         int r = runtime_open(&rtfd, e);
         if (r < 0)
@@ -96,9 +118,11 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
                 (void)RETRY_EINTR(waitpid(pid, NULL, 0));
                 goto fail;
         }
+        /* From here on the supervisor ends the session if report closes without #4. */
         r = session_state_read(sessfd, st);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the new session's state");
+        *ret_ack = TAKE_FD(report);
         return 0;
 fail:
         cgroup_plan_release(&plan);
@@ -106,4 +130,10 @@ fail:
                 runtime_name_release(rtfd, c->name, id);
         runtime_remove_session(rtfd, id);
         return r;
+}
+
+void session_create_ack(int ack)
+{
+        (void)sync_send_ok(ack);
+        close(ack);
 }

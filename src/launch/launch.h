@@ -62,8 +62,16 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
 /* SIGKILL the proxy and the init (its whole pid namespace dies) and reap them. */
 void session_kill(struct session_proc *p);
 
-/* Create a detached session: runtime entries, supervisor, init. Fills *st on success. */
-int session_create(const struct sbx_config *c, struct session_state *st, struct sbx_error *e);
+/*
+ * Create a detached session: runtime entries, supervisor, init. Fills *st on success, and
+ * *ret_ack with this end of the handshake with the supervisor (sync point #4): once the caller
+ * has handed the id on (printed it), session_create_ack(). A session whose creator closes it
+ * without that, or dies first, is destroyed by its supervisor: nobody would have its id.
+ */
+int session_create(const struct sbx_config *c, struct session_state *st, int *ret_ack,
+                   struct sbx_error *e);
+/* #4: the id has reached whoever asked for the session; closes ack. */
+void session_create_ack(int ack);
 
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);

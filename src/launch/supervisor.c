@@ -38,6 +38,7 @@ struct supervisor {
         struct session_state st;
         struct session_proc init;
         int epfd, listenfd, timerfd, sigfd;
+        int creator;                 /* the handshake with `create` until #4, then -1 */
         int auditfd;                 /* the session's audit log (O_APPEND) */
         char *audit_path;            /* when [audit] dir is set; borrowed by st */
         int busy;                    /* exec connections open */
@@ -303,6 +304,20 @@ static void take_waiting_requests(struct supervisor *s)
         }
 }
 
+/*
+ * #4: the creator has handed the id on. Anything else (it closed the handshake or died: its
+ * EOF) means nobody has the id, so nobody could use or destroy the session until its TTL.
+ */
+static void creator_answer(struct supervisor *s)
+{
+        struct sbx_error ignored = {0};
+        int r = sync_wait(s->creator, "the session's creator", &ignored);
+        (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->creator, NULL);
+        closep(&s->creator);
+        if (r < 0)
+                end_session(s, "destroyed", "its creator ended before it had the session's id");
+}
+
 _noreturn_ static void event_loop(struct supervisor *s)
 {
         for (;;) {
@@ -326,6 +341,8 @@ _noreturn_ static void event_loop(struct supervisor *s)
                                 if (s->busy == 0)
                                         end_session(s, "expired", NULL);
                                 s->expiry_pending = true;
+                        } else if (fd == s->creator) {
+                                creator_answer(s);
                         } else if (fd == s->listenfd) {
                                 (void)accept_client(s);
                         } else {
@@ -380,6 +397,7 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
                                .sessfd = sessfd,
                                .init = SESSION_PROC_INIT,
                                .listenfd = -1,
+                               .creator = -1,
                                .auditfd = -1};
         struct sbx_error e = {0};
 
@@ -409,9 +427,10 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         }
         if (setup(&s, &e) < 0)
                 goto fail;
-        /* #3: the session is ready */
-        (void)sync_send_ok(report_fd);
-        close(report_fd);
+        /* #3: the session is ready; #4 (or the creator's end) comes to the event loop */
+        if (sync_send_ok(report_fd) < 0 || epoll_add(s.epfd, report_fd) < 0)
+                end_session(&s, "destroyed", "its creator ended before it had the session's id");
+        s.creator = report_fd;
         reap_stale(rtfd, &plan->owns);
         event_loop(&s);
 fail:

@@ -127,6 +127,31 @@ int runtime_try_lock(int sessfd)
         return TAKE_FD(fd);
 }
 
+/* Its own open file description: the lock must not be shared with anything forked later. */
+static int open_rt_again(int rtfd)
+{
+        int fd = openat(rtfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? negerrno() : fd;
+}
+
+int runtime_creating_begin(int rtfd)
+{
+        _cleanup_close_ int fd = open_rt_again(rtfd);
+        if (fd < 0)
+                return fd;
+        /* a sweep holds it exclusively only for a look */
+        if (RETRY_EINTR(flock(fd, LOCK_SH)) < 0)
+                return negerrno();
+        return TAKE_FD(fd);
+}
+
+/* Whether no create is between making its session directory and locking it. */
+static bool no_create_in_progress(int rtfd)
+{
+        _cleanup_close_ int fd = open_rt_again(rtfd);
+        return fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0;
+}
+
 int runtime_name_claim(int rtfd, const char *name, const char *id)
 {
         char link[80];
@@ -216,17 +241,20 @@ static void note_crash(int sfd, const struct session_state *dead)
 
 /* The lock of entry sfd when its supervisor is gone (or an error: gone too), -EWOULDBLOCK
  * while it lives. */
-static int take_stale_lock(int sfd)
+static int take_stale_lock(int rtfd, int sfd)
 {
         int lk = runtime_try_lock(sfd);
-        if (lk == -ENOENT) {
-                /* No lock file: a create that died before making it, or one that is making it
-                 * right now. Only entries older than a minute go. */
-                struct stat st;
-                if (fstat(sfd, &st) < 0 || st.st_mtime > now_realtime_sec() - 60)
-                        return -EWOULDBLOCK;
-        }
-        return lk;
+        if (lk != -ENOENT)
+                return lk;
+        /* No lock file: a create that died before making it, or one that is making it right
+         * now (runtime_creating_begin). An entry older than a minute goes in any case. */
+        struct stat st;
+        if (fstat(sfd, &st) == 0 && st.st_mtime <= now_realtime_sec() - 60)
+                return lk;
+        if (!no_create_in_progress(rtfd))
+                return -EWOULDBLOCK;
+        /* None is: the one that was making it died, or it finished since the first look. */
+        return runtime_try_lock(sfd);
 }
 
 /* Check one entry; remove it when its supervisor is gone. */
@@ -235,7 +263,7 @@ static void reap_if_stale(int rtfd, const char *id)
         _cleanup_close_ int sfd = runtime_open_session(rtfd, id);
         if (sfd < 0)
                 return;
-        _cleanup_close_ int lk = take_stale_lock(sfd);
+        _cleanup_close_ int lk = take_stale_lock(rtfd, sfd);
         if (lk == -EWOULDBLOCK)
                 return; /* alive */
         /* The dead session's cgroups, as its supervisor recorded them. */
@@ -255,7 +283,7 @@ bool runtime_stale_present(int rtfd, size_t max_checks)
                 _cleanup_close_ int sfd = runtime_open_session(rtfd, ids[i]);
                 if (sfd < 0)
                         continue;
-                _cleanup_close_ int lk = take_stale_lock(sfd);
+                _cleanup_close_ int lk = take_stale_lock(rtfd, sfd);
                 if (lk != -EWOULDBLOCK)
                         return true;
         }

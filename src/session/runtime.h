@@ -36,6 +36,14 @@ int runtime_open_session(int rtfd, const char *id);
  */
 int runtime_try_lock(int sessfd);
 
+/*
+ * A create holds this (a shared flock on the runtime dir, the returned fd) from before it makes
+ * its session directory until the directory holds its locked lock: while nobody holds it, a
+ * session directory without a lock is one whose create died, and goes at once. -errno on
+ * failure.
+ */
+int runtime_creating_begin(int rtfd);
+
 /* Create names/<name> -> id; -EEXIST when the name is taken. */
 int runtime_name_claim(int rtfd, const char *name, const char *id);
 /* Remove names/<name> only when it still points at id. */
