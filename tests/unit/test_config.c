@@ -195,7 +195,7 @@ static void test_defaults(struct t *t)
         CHECK(c->memory_origin == SBX_ORIGIN_DEFAULT && c->net_origin == SBX_ORIGIN_DEFAULT);
         CHECK(c->net == SBX_NET_NONE && c->allow_hosts == NULL);
         CHECK(c->seccomp == SBX_SECCOMP_DEFAULT);
-        CHECK(c->uid_range_start == 100000 && c->uid_range_count == 65536);
+        CHECK(c->uid_range_pick && c->uid_range_start == 0 && c->uid_range_count == 65536);
         CHECK(c->audit_dir == NULL && c->warnings == NULL);
 }
 
@@ -488,7 +488,7 @@ static void test_ini(struct t *t)
         CHECK(c->memory_origin == SBX_ORIGIN_FILE && c->pids_origin == SBX_ORIGIN_FILE);
         CHECK(c->net == SBX_NET_PROXY && c->net_origin == SBX_ORIGIN_FILE);
         CHECK(c->seccomp == SBX_SECCOMP_STRICT);
-        CHECK(c->uid_range_start == 200000 && c->uid_range_count == 1000);
+        CHECK(!c->uid_range_pick && c->uid_range_start == 200000 && c->uid_range_count == 1000);
         CHECK_STR(c->audit_dir, "/var/log/sbx");
         CHECK(strv_len(c->env) == 2);
         CHECK_STR(c->env[0], "FOO=bar baz");
