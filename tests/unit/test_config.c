@@ -572,6 +572,11 @@ static void test_ini(struct t *t)
         CHECK(ini(t, "\xef\xbb\xbf[limits]\r\npids = 9\r\n") == 0 && t->c.pids == 9);
         CHECK(usage_err(t, ini(t, "[security]\nuid_range = 0:5\n")));
         CHECK(strstr(t->e.message, "START and COUNT must be at least 1"));
+        CHECK(usage_err(t, ini(t, "[security]\nuid_range = picky\n")));
+        CHECK(strstr(t->e.message, "expected pick, or START:COUNT"));
+        CHECK(ini(t, "[security]\nuid_range = 3:4\n") == 0 && !t->c.uid_range_pick);
+        CHECK(ini(t, "[security]\nuid_range = PICK\n") == 0 && t->c.uid_range_pick);
+        CHECK(t->c.uid_range_start == 0 && t->c.uid_range_count == 65536);
 
         reset(t);
         CHECK(usage_err(t, config_load_file(&t->c, "/nonexistent/sbx.ini", &t->e)));
