@@ -279,6 +279,9 @@ fill() {
         printf '[security]\nuid_range = pick\n' >"$BATS_TEST_TMPDIR/p.ini"
         new_session --config "$BATS_TEST_TMPDIR/p.ini"
         (($(state_key uid_start) >= 0x40000000)) || fail "pick gave $(state_key uid_start)"
+        sbx_ok list --json
+        json ".[] | select(.id == \"$sid\") | .uid_range == {\"start\":$(state_key uid_start),\"count\":65536}" >/dev/null ||
+                fail "list --json: $output"
         printf '[security]\nuid_range = 3000000000:1000\n' >"$BATS_TEST_TMPDIR/e.ini"
         new_session --config "$BATS_TEST_TMPDIR/e.ini"
         sbx_ok exec "$sid" cat /proc/self/uid_map

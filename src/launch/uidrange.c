@@ -122,13 +122,15 @@ void uid_busy_mark_status(struct uid_busy *b, const char *text, size_t len)
         }
 }
 
-/* A host file of ids: a missing one lists nothing, an unreadable one fails the pick. */
+/* A host file of ids (root's own, a symlink on some systems): a missing one lists nothing, an
+ * unreadable one fails the pick. */
 static int mark_file(struct uid_busy *b, const char *path, bool subid, struct sbx_error *e)
 {
         _cleanup_buf_ struct buf text = {0};
-        int r = read_file_at(AT_FDCWD, path, &text, 64 << 20);
-        if (r == -ENOENT)
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT)
                 return 0;
+        int r = fd < 0 ? negerrno() : read_all(fd, &text, 64 << 20);
         if (r < 0)
                 return sbx_unsupported(e, -r, "failed to read '%s'", path);
         (subid ? uid_busy_mark_subid : uid_busy_mark_ids)(b, text.data, text.len);
