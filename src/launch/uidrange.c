@@ -20,7 +20,8 @@
 
 void uid_busy_mark(struct uid_busy *b, uint64_t first, uint64_t count)
 {
-        const uint64_t pool_end = UIDRANGE_POOL_START + (uint64_t)UIDRANGE_SLOTS * UIDRANGE_SLOT_SIZE;
+        const uint64_t pool_end =
+            UIDRANGE_POOL_START + (uint64_t)UIDRANGE_SLOTS * UIDRANGE_SLOT_SIZE;
         if (count == 0)
                 return;
         uint64_t last = first + count - 1;

@@ -93,10 +93,9 @@ static void proxy_child_setup(const struct proxy_params *pp, pid_t parent, uid_t
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        if (geteuid() == 0 &&
-            (run_as == 0 || setgroups(0, NULL) < 0 ||
-             setresgid((gid_t)run_as, (gid_t)run_as, (gid_t)run_as) < 0 ||
-             setresuid(run_as, run_as, run_as) < 0))
+        if (geteuid() == 0 && (run_as == 0 || setgroups(0, NULL) < 0 ||
+                               setresgid((gid_t)run_as, (gid_t)run_as, (gid_t)run_as) < 0 ||
+                               setresuid(run_as, run_as, run_as) < 0))
                 _exit(1);
         /* after the credential change: the kernel clears PDEATHSIG on every one */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent ||
@@ -160,7 +159,8 @@ int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const c
 int proxy_reap(struct proxy_handle *h, siginfo_t *ret)
 {
         *ret = (siginfo_t){0};
-        if (h->pidfd < 0 || RETRY_EINTR(waitid(P_PIDFD, (id_t)h->pidfd, ret, WEXITED | WNOHANG)) < 0)
+        if (h->pidfd < 0 ||
+            RETRY_EINTR(waitid(P_PIDFD, (id_t)h->pidfd, ret, WEXITED | WNOHANG)) < 0)
                 return -ECHILD;
         if (ret->si_pid == 0)
                 return 0; /* still running */

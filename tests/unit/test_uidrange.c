@@ -5,7 +5,7 @@
 #include "launch/uidrange.h"
 #include "unit.h"
 
-#define SLOT(i) (UIDRANGE_POOL_START + (uint64_t)(i) * UIDRANGE_SLOT_SIZE)
+#define SLOT(i) (UIDRANGE_POOL_START + (uint64_t)(i)*UIDRANGE_SLOT_SIZE)
 
 static unsigned count_busy(const struct uid_busy *b)
 {
@@ -18,7 +18,7 @@ static unsigned count_busy(const struct uid_busy *b)
 static void test_mark(void)
 {
         struct uid_busy b = {0};
-        uid_busy_mark(&b, 100000, 65536); /* below the pool */
+        uid_busy_mark(&b, 100000, 65536);              /* below the pool */
         uid_busy_mark(&b, SLOT(UIDRANGE_SLOTS), 1000); /* above it */
         uid_busy_mark(&b, SLOT(3), 0);
         CHECK(count_busy(&b) == 0);
@@ -29,7 +29,7 @@ static void test_mark(void)
         uid_busy_mark(&b, SLOT(UIDRANGE_SLOTS) - 1, 10);
         CHECK(uid_busy_test(&b, UIDRANGE_SLOTS - 1) && count_busy(&b) == 4);
         CHECK(uid_busy_test(&b, UIDRANGE_SLOTS)); /* out of the pool: never free */
-        uid_busy_mark(&b, 0, UINT64_C(1) << 32); /* everything */
+        uid_busy_mark(&b, 0, UINT64_C(1) << 32);  /* everything */
         CHECK(count_busy(&b) == UIDRANGE_SLOTS);
 }
 
@@ -41,9 +41,8 @@ static void test_subid(void)
                  "alice:100000:65536\nbob:%llu:1\n1001:%llu:%u\nbad line\nx:%llu\n:%llu:9:\n"
                  "y:%llu:99999999999\nz:%llu:5",
                  (unsigned long long)SLOT(7) + 5, (unsigned long long)SLOT(9),
-                 UIDRANGE_SLOT_SIZE + 1, (unsigned long long)SLOT(20),
-                 (unsigned long long)SLOT(21), (unsigned long long)SLOT(22),
-                 (unsigned long long)SLOT(30));
+                 UIDRANGE_SLOT_SIZE + 1, (unsigned long long)SLOT(20), (unsigned long long)SLOT(21),
+                 (unsigned long long)SLOT(22), (unsigned long long)SLOT(30));
         uid_busy_mark_subid(&b, text, strlen(text));
         /* bob's one id, 1001's range over 9 and one id of 10, the empty name's 21, the last
          * line without a newline; "x" lacks a count, y's count has too many digits */
