@@ -300,18 +300,22 @@ except OSError as e:
         ! grep -q hunter2 <<<"$output" || fail "run leaked the caller's environment"
 }
 
-@test "uid mapping as root: uid 0 inside is host uid 100000, never host root" {
+@test "uid mapping as root: uid 0 inside is the session's own host range, never host root" {
         [ "$(id -u)" -eq 0 ] || skip "this case is for root; 070 covers users"
         new_session
+        local start
+        start=$(state_key uid_start)
+        # picked from the pool far above useradd's subordinate ranges (080 tests the picking)
+        ((start >= 0x40000000 && start < 0x70000000 && start % 0x20000 == 0)) || fail "range start $start"
         sbx_ok exec "$sid" cat /proc/self/uid_map /proc/self/gid_map
-        [ "$(echo $output)" = "0 100000 65536 0 100000 65536" ] || fail "maps: $output"
+        [ "$(echo $output)" = "0 $start 65536 0 $start 65536" ] || fail "maps: $output"
         local m pid
         m=$(marker)
         sbx_ok exec "$sid" sh -c "sleep $m >/dev/null 2>&1 &"
         wait_until 5 pgrep -f "^sleep $m\$" >/dev/null || fail "no sleep on the host"
         pid=$(pgrep -f "^sleep $m\$")
-        [ "$(ps -o uid= -p "$pid" | xargs)" = 100000 ] || fail "uid on the host: $(ps -o uid= -p "$pid")"
-        [ "$(ps -o gid= -p "$pid" | xargs)" = 100000 ] || fail "gid on the host: $(ps -o gid= -p "$pid")"
+        [ "$(ps -o uid= -p "$pid" | xargs)" = "$start" ] || fail "uid on the host: $(ps -o uid= -p "$pid")"
+        [ "$(ps -o gid= -p "$pid" | xargs)" = "$start" ] || fail "gid on the host: $(ps -o gid= -p "$pid")"
         # the session's own init is not host root either
         local p
         for p in $(sbx_new_procs | awk '$2 == "sbx-init" { print $1 }'); do

@@ -25,6 +25,9 @@ void session_json(struct buf *b, const struct session_state *st, bool with_creat
                 format_rfc3339(st->created_at, t);
                 buf_puts(b, ",\"created_at\":");
                 json_cstr(b, t);
+                /* the host ids uid 0 inside is (0 count: a session of an older sbx) */
+                buf_printf(b, ",\"uid_range\":{\"start\":%u,\"count\":%u}", st->uid_start,
+                           st->uid_count);
         }
         buf_puts(b, "}");
 }

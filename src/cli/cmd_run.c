@@ -107,12 +107,16 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         if (r == 0)
                 r = session_spawn(c, &cg, init_chan, &p, e);
         uint64_t ready_ms = now_monotonic_ms(); /* #2: the init starts a command sent ahead */
+        st.uid_start = p.uids.start;
+        st.uid_count = p.uids.count;
+        st.helper_uid = p.uids.helper;
         closep(&init_chan);
         _cleanup_close_ int auditfd = -1;
         if (r == 0 && c->audit_dir)
                 r = run_audit_open(c, &plan, &st, p.pid, &auditfd, e);
         if (r == 0)
-                r = proxy_start(c, p.ns[NS_USER], p.ns[NS_NET], st.id, auditfd, &p.proxy, e);
+                r = proxy_start(c, p.ns[NS_USER], p.ns[NS_NET], st.id, auditfd, p.uids.helper,
+                                &p.proxy, e);
         struct run_target t = {.ns = p.ns, .st = &st};
         if (r == 0 && provision)
                 r = provision_session(c, run_target_exec, &t, NULL, e);

@@ -41,7 +41,7 @@ void config_init_defaults(struct sbx_config *c)
             .nofile = 1024,
             .net = SBX_NET_NONE,
             .seccomp = SBX_SECCOMP_DEFAULT,
-            .uid_range_start = 100000,
+            .uid_range_pick = true,
             .uid_range_count = 65536,
             .image_lock_fd = -1,
         };

@@ -67,8 +67,12 @@ struct sbx_config {
 
         /* [security] */
         enum sbx_seccomp_profile seccomp;
-        uint32_t uid_range_start; /* host uid/gid that uid 0 inside maps to when sbx runs as root */
-        uint32_t uid_range_count; /* default 100000:65536 */
+        /* As root: uid/gid 0 inside maps to host uid_range_start, uid_range_count ids; with
+         * uid_range_pick (the default, "pick") each session takes a range of its own
+         * (launch/uidrange.h) and start is 0 here. */
+        bool uid_range_pick;
+        uint32_t uid_range_start;
+        uint32_t uid_range_count;
 
         /* [audit] */
         char *audit_dir; /* NULL = the session's runtime dir only */

@@ -246,6 +246,13 @@ static int set_seccomp(struct sbx_config *c, struct layer *l, const struct confi
 static int set_uid_range(struct sbx_config *c, struct layer *l, const struct config_key *k,
                          const char *v)
 {
+        if (strcasecmp(v, "pick") == 0) {
+                c->uid_range_pick = true;
+                c->uid_range_start = 0;
+                c->uid_range_count = 65536;
+                return 0;
+        }
+        c->uid_range_pick = false;
         int r = parse_uid_range(v, &c->uid_range_start, &c->uid_range_count);
         if (r == -EINVAL)
                 return layer_invalid(l, k, v, "expected %s", k->expected);
@@ -502,7 +509,7 @@ static const struct config_key keys[KEY__MAX] = {
     [KEY_SECCOMP] = {KEY_SECCOMP, "security", "seccomp", "SBX_SECCOMP", "--seccomp",
                      .set = set_seccomp, .expected = "default, strict or unconfined"},
     [KEY_UID_RANGE] = {KEY_UID_RANGE, "security", "uid_range", "SBX_UID_RANGE", NULL,
-                       .set = set_uid_range, .expected = "START:COUNT like 100000:65536",
+                       .set = set_uid_range, .expected = "pick, or START:COUNT like 2000000000:65536",
                        .range = "START and COUNT must be at least 1 and START + COUNT at "
                                 "most 4294967295"},
     [KEY_AUDIT_DIR] = {KEY_AUDIT_DIR, "audit", "dir", "SBX_AUDIT_DIR", NULL, .set = set_audit_dir,

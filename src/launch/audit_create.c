@@ -58,12 +58,22 @@ static void namespaces(struct buf *b, const struct sbx_config *c)
         (void)buf_puts(b, "]");
 }
 
-static void uid_map(struct buf *b, const struct sbx_config *c)
+/* The host ids of the session: its range (picked for it, or [security] uid_range), the uid of
+ * sbx's own helper inside it (the init between commands: the range's last id), and that of its
+ * host-side helpers (the proxy), which no namespace maps. null where there is none. */
+static void uid_map(struct buf *b, const struct session_state *st)
 {
-        bool root = geteuid() == 0;
-        (void)buf_printf(b, ",\"uid_map\":{\"inside\":0,\"outside\":%u,\"count\":%u}",
-                         root ? c->uid_range_start : (unsigned)geteuid(),
-                         root ? c->uid_range_count : 1u);
+        (void)buf_printf(b, ",\"uid_map\":{\"inside\":0,\"outside\":%u,\"count\":%u,",
+                         st->uid_start, st->uid_count);
+        if (st->uid_count > 1)
+                (void)buf_printf(b, "\"helper_uid\":%u,",
+                                 (unsigned)(st->uid_start + st->uid_count - 1));
+        else
+                (void)buf_puts(b, "\"helper_uid\":null,");
+        if (st->helper_uid)
+                (void)buf_printf(b, "\"host_helper_uid\":%u}", st->helper_uid);
+        else
+                (void)buf_puts(b, "\"host_helper_uid\":null}");
 }
 
 static void mounts(struct buf *b, const struct sbx_config *c)
@@ -90,7 +100,7 @@ int audit_write_create(int fd, const struct session_state *st, const struct sbx_
         audit_int(&b, "supervisor_pid", st->supervisor_pid);
         audit_int(&b, "init_pid", st->init_pid);
         namespaces(&b, c);
-        uid_map(&b, c);
+        uid_map(&b, st);
         /* every set (effective, permitted, inheritable, bounding, ambient) is emptied */
         (void)buf_puts(&b, ",\"capabilities\":[]");
         audit_bool(&b, "no_new_privs", true);

@@ -11,6 +11,7 @@
 #include "../session/state.h"
 #include "../shared/buf.h"
 #include "../shared/error.h"
+#include "uidrange.h"
 
 /*
  * The namespaces of a session, opened from /proc/<init>/ns/ while the init is still dumpable
@@ -27,10 +28,12 @@ struct session_proc {
         int pidfd;
         int ns[SESSION_NS_COUNT];
         struct proxy_handle proxy; /* the egress proxy in proxy mode (net/proxy.h) */
+        struct uid_slot uids;      /* its host uid/gid range, held until it is reaped */
 };
 #define SESSION_PROC_INIT                                                                          \
         {                                                                                          \
-                .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .proxy = PROXY_HANDLE_INIT        \
+                .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .proxy = PROXY_HANDLE_INIT,       \
+                .uids = UID_SLOT_INIT                                                              \
         }
 
 void session_ns_close(int ns[SESSION_NS_COUNT]);
@@ -59,7 +62,8 @@ struct cgroup_session;
  */
 int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
                   struct session_proc *out, struct sbx_error *e);
-/* SIGKILL the proxy and the init (its whole pid namespace dies) and reap them. */
+/* SIGKILL the proxy and the init (its whole pid namespace dies), reap them, and give their
+ * uid range back. */
 void session_kill(struct session_proc *p);
 
 /*

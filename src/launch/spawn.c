@@ -34,17 +34,15 @@ static int write_proc_file(pid_t pid, const char *name, const char *text, struct
 }
 
 /*
- * uid 0 inside is never host root: as root it maps to [security] uid_range, as a user to the
- * caller's own uid (which is all an unprivileged user may map).
+ * uid 0 inside is never host root: as root it maps to the session's own range (uidrange.h), as
+ * a user to the caller's own uid (which is all an unprivileged user may map).
  */
-static int write_id_maps(const struct sbx_config *c, pid_t pid, struct sbx_error *e)
+static int write_id_maps(const struct uid_slot *u, pid_t pid, struct sbx_error *e)
 {
         char uid_map[64], gid_map[64];
         if (geteuid() == 0) {
-                snprintf(uid_map, sizeof(uid_map), "0 %u %u\n", c->uid_range_start,
-                         c->uid_range_count);
-                snprintf(gid_map, sizeof(gid_map), "0 %u %u\n", c->uid_range_start,
-                         c->uid_range_count);
+                snprintf(uid_map, sizeof(uid_map), "0 %u %u\n", u->start, u->count);
+                snprintf(gid_map, sizeof(gid_map), "0 %u %u\n", u->start, u->count);
         } else {
                 snprintf(uid_map, sizeof(uid_map), "0 %u 1\n", (unsigned)geteuid());
                 snprintf(gid_map, sizeof(gid_map), "0 %u 1\n", (unsigned)getegid());
@@ -181,6 +179,9 @@ void session_kill(struct session_proc *p)
                 ;
         closep(&p->pidfd);
         p->pid = 0;
+        /* Only now: every process that had one of its ids is gone (the proxy, the pid
+         * namespace with the init). */
+        uid_slot_release(&p->uids);
 }
 
 /*
@@ -254,8 +255,11 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
                 : 0;
         if (r == 0 && cg && !in_v2)
                 r = cgroup_session_attach_v2(cg, pid, e);
+        /* After the clone: the init must not hold the range's lock (it would outlive us). */
         if (r == 0)
-                r = write_id_maps(c, pid, e);
+                r = uid_slot_take(c, &p.uids, e);
+        if (r == 0)
+                r = write_id_maps(&p.uids, pid, e);
         if (r == 0)
                 r = open_namespaces(&p, e);
         _cleanup_close_ int usr_tree = r == 0 ? idmapped_usr(c, &p) : -1;

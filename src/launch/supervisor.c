@@ -136,6 +136,9 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         if ((r = session_spawn(s->cfg, &s->cg, execfd, &s->init, e)) < 0)
                 return r;
         closep(&execfd);
+        s->st.uid_start = s->init.uids.start;
+        s->st.uid_count = s->init.uids.count;
+        s->st.helper_uid = s->init.uids.helper;
         if ((r = listen_ctl(s, e)) < 0)
                 return r;
         if ((r = open_audit(s, e)) < 0)
@@ -153,8 +156,39 @@ static int setup(struct supervisor *s, struct sbx_error *e)
                 return sbx_internal(e, errno, "failed to write the audit log");
         audit_write_warnings(s->auditfd, s->st.id, s->cfg);
         /* the proxy writes one "net" record per connection into the same log */
-        return proxy_start(s->cfg, s->init.ns[NS_USER], s->init.ns[NS_NET], s->st.id, s->auditfd,
-                           &s->init.proxy, e);
+        r = proxy_start(s->cfg, s->init.ns[NS_USER], s->init.ns[NS_NET], s->st.id, s->auditfd,
+                        s->init.uids.helper, &s->init.proxy, e);
+        if (r == 0 && s->init.proxy.pidfd >= 0 && epoll_add(s->epfd, s->init.proxy.pidfd) < 0)
+                r = sbx_internal(e, errno, "failed to watch the proxy");
+        return r;
+}
+
+/*
+ * The proxy ended while the session lives (a crash, or a signal from a process with its uid or
+ * from root): the session keeps running without egress, and its log says so.
+ */
+static void proxy_ended(struct supervisor *s)
+{
+        pid_t pid = s->init.proxy.pid;
+        siginfo_t si;
+        (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->init.proxy.pidfd, NULL);
+        if (proxy_reap(&s->init.proxy, &si) == 0) {
+                (void)epoll_add(s->epfd, s->init.proxy.pidfd);
+                return;
+        }
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, s->st.id, "helper_exited");
+        audit_str(&b, "helper", "proxy");
+        audit_int(&b, "pid", pid);
+        if (si.si_code == CLD_EXITED) {
+                audit_int(&b, "exit_code", si.si_status);
+                audit_str(&b, "signal", NULL);
+        } else {
+                (void)buf_puts(&b, ",\"exit_code\":null");
+                audit_str(&b, "signal", si.si_pid ? sigabbrev_np(si.si_status) : NULL);
+        }
+        audit_str(&b, "effect", "the session has no network egress from now on");
+        (void)audit_commit(s->auditfd, &b);
 }
 
 /* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
@@ -329,6 +363,8 @@ _noreturn_ static void event_loop(struct supervisor *s)
                         int fd = ev[i].data.fd;
                         if (fd == s->init.pidfd) {
                                 end_session(s, "crashed", "the session init exited");
+                        } else if (fd == s->init.proxy.pidfd) {
+                                proxy_ended(s);
                         } else if (fd == s->sigfd) {
                                 end_session(s, "destroyed", "the supervisor was signalled");
                         } else if (fd == s->timerfd) {

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,6 +21,7 @@
 
 /* The proxy process as its starter holds it. */
 struct proxy_handle {
+        pid_t pid;
         int pidfd;
         int stop_fd; /* write end of a pipe: the proxy exits when it closes */
 };
@@ -34,10 +36,13 @@ struct proxy_handle {
  * serves it. It writes one "net" record per connection to audit_fd (-1: none). It exits when
  * the stop pipe closes (proxy_stop, or the caller's death): a signal would not do, since a
  * caller that joined the session's user namespace (`run`) may no longer signal it, and
- * PDEATHSIG is subject to the same permission check.
+ * PDEATHSIG is subject to the same permission check. As root it runs as host uid and gid
+ * run_as (the session's helper id, never 0).
  */
 int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const char *session_id,
-                int audit_fd, struct proxy_handle *ret, struct sbx_error *e);
+                int audit_fd, uid_t run_as, struct proxy_handle *ret, struct sbx_error *e);
+/* When the proxy has ended: reap it (its status in *ret) and return 1; 0 while it runs. */
+int proxy_reap(struct proxy_handle *h, siginfo_t *ret);
 /* End the proxy process and reap it. */
 void proxy_stop(struct proxy_handle *h);
 

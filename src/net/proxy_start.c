@@ -28,9 +28,6 @@
 #define P_PIDFD 3
 #endif
 
-/* The unprivileged user the proxy runs as when sbx runs as root. */
-#define PROXY_NOBODY 65534
-
 static int listen_loopback(void)
 {
         _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -82,10 +79,11 @@ static int make_listener(int userns_fd, int netns_fd, int *ret_fd, struct sbx_er
         return r;
 }
 
-/* The proxy parses what the sandbox sends: as root it gives up root first, and it runs under
- * the default seccomp filter. It keeps only what it needs: the listening socket, the audit
- * log, the stop pipe, and /dev/null as stdio. */
-static void proxy_child_setup(const struct proxy_params *pp, pid_t parent)
+/* The proxy parses what the sandbox sends: as root it gives up root first, for the session's
+ * own helper uid and gid (no other process has them, so no other can signal it), and it runs
+ * under the default seccomp filter. It keeps only what it needs: the listening socket, the
+ * audit log, the stop pipe, and /dev/null as stdio. */
+static void proxy_child_setup(const struct proxy_params *pp, pid_t parent, uid_t run_as)
 {
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         for (int i = 0; null >= 0 && i < 3; i++)
@@ -95,9 +93,9 @@ static void proxy_child_setup(const struct proxy_params *pp, pid_t parent)
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        if (geteuid() == 0 &&
-            (setgroups(0, NULL) < 0 || setresgid(PROXY_NOBODY, PROXY_NOBODY, PROXY_NOBODY) < 0 ||
-             setresuid(PROXY_NOBODY, PROXY_NOBODY, PROXY_NOBODY) < 0))
+        if (geteuid() == 0 && (run_as == 0 || setgroups(0, NULL) < 0 ||
+                               setresgid((gid_t)run_as, (gid_t)run_as, (gid_t)run_as) < 0 ||
+                               setresuid(run_as, run_as, run_as) < 0))
                 _exit(1);
         /* after the credential change: the kernel clears PDEATHSIG on every one */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent ||
@@ -112,7 +110,7 @@ static void proxy_child_setup(const struct proxy_params *pp, pid_t parent)
 }
 
 int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const char *session_id,
-                int audit_fd, struct proxy_handle *ret, struct sbx_error *e)
+                int audit_fd, uid_t run_as, struct proxy_handle *ret, struct sbx_error *e)
 {
         *ret = (struct proxy_handle)PROXY_HANDLE_INIT;
         if (c->net != SBX_NET_PROXY)
@@ -139,7 +137,7 @@ int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const c
                 closep(&stop_wr);
                 pp.listen_fd = listen_fd;
                 pp.stop_fd = stop_rd;
-                proxy_child_setup(&pp, parent);
+                proxy_child_setup(&pp, parent, run_as);
                 proxy_serve(&pp);
         }
         allow_list_free(&pp.allow);
@@ -152,9 +150,23 @@ int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const c
                 (void)RETRY_EINTR(waitpid(pid, NULL, 0));
                 return r;
         }
+        ret->pid = pid;
         ret->pidfd = pidfd;
         ret->stop_fd = TAKE_FD(stop_wr);
         return 0;
+}
+
+int proxy_reap(struct proxy_handle *h, siginfo_t *ret)
+{
+        *ret = (siginfo_t){0};
+        if (h->pidfd < 0 ||
+            RETRY_EINTR(waitid(P_PIDFD, (id_t)h->pidfd, ret, WEXITED | WNOHANG)) < 0)
+                return -ECHILD;
+        if (ret->si_pid == 0)
+                return 0; /* still running */
+        closep(&h->pidfd);
+        closep(&h->stop_fd);
+        return 1;
 }
 
 void proxy_stop(struct proxy_handle *h)

@@ -72,6 +72,9 @@ int session_state_format(const struct session_state *s, struct buf *b)
         r |= put_num(b, "nofile", (int64_t)s->nofile);
         r |= put_num(b, "disk", (int64_t)s->disk_bytes);
         r |= put_num(b, "read_only", s->read_only);
+        r |= put_num(b, "uid_start", s->uid_start);
+        r |= put_num(b, "uid_count", s->uid_count);
+        r |= put_num(b, "helper_uid", s->helper_uid);
         if (s->cgroup)
                 r |= put_kv(b, "cgroup", s->cgroup);
         if (s->cgroup_v1_memory)
@@ -171,11 +174,13 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                 return 0;
         }
         _cleanup_free_ char *owned = v;
-        static const char *const numeric[] = {
-            "version",  "supervisor_pid", "supervisor_start",
+        static const char *const numeric[] = {"version",   "supervisor_pid", "supervisor_start",
 
-            "init_pid", "created_at",     "expires_at",       "ttl", "timeout", "seccomp", "net",
-            "nofile",   "disk",           "read_only"};
+                                              "init_pid",  "created_at",     "expires_at",
+                                              "ttl",       "timeout",        "seccomp",
+                                              "net",       "nofile",         "disk",
+                                              "read_only", "uid_start",      "uid_count",
+                                              "helper_uid"};
         bool known = false;
         for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
                 known = known || strcmp(k, numeric[i]) == 0;
@@ -209,6 +214,14 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                 s->disk_bytes = (uint64_t)x;
         else if (strcmp(k, "read_only") == 0)
                 s->read_only = x != 0;
+        else if (x < 0 || x > UINT32_MAX)
+                return -EINVAL;
+        else if (strcmp(k, "uid_start") == 0)
+                s->uid_start = (uint32_t)x;
+        else if (strcmp(k, "uid_count") == 0)
+                s->uid_count = (uint32_t)x;
+        else if (strcmp(k, "helper_uid") == 0)
+                s->helper_uid = (uint32_t)x;
         return 0;
 }
 

@@ -35,6 +35,9 @@ struct session_state {
         uint64_t nofile;
         uint64_t disk_bytes;
         bool read_only;
+        /* Host uid/gid that uid 0 inside is, and how many ids are mapped; the host uid and
+         * gid of its host-side helpers (the proxy), 0 when none. */
+        uint32_t uid_start, uid_count, helper_uid;
         /* The session's cgroups (launch/cgroup.h), absolute paths; NULL when none. */
         char *cgroup;           /* cgroup v2: <parent>/<id> */
         char *cgroup_v1_memory; /* cgroup v1, per controller that v2 does not provide */

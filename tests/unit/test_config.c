@@ -195,7 +195,7 @@ static void test_defaults(struct t *t)
         CHECK(c->memory_origin == SBX_ORIGIN_DEFAULT && c->net_origin == SBX_ORIGIN_DEFAULT);
         CHECK(c->net == SBX_NET_NONE && c->allow_hosts == NULL);
         CHECK(c->seccomp == SBX_SECCOMP_DEFAULT);
-        CHECK(c->uid_range_start == 100000 && c->uid_range_count == 65536);
+        CHECK(c->uid_range_pick && c->uid_range_start == 0 && c->uid_range_count == 65536);
         CHECK(c->audit_dir == NULL && c->warnings == NULL);
 }
 
@@ -488,7 +488,7 @@ static void test_ini(struct t *t)
         CHECK(c->memory_origin == SBX_ORIGIN_FILE && c->pids_origin == SBX_ORIGIN_FILE);
         CHECK(c->net == SBX_NET_PROXY && c->net_origin == SBX_ORIGIN_FILE);
         CHECK(c->seccomp == SBX_SECCOMP_STRICT);
-        CHECK(c->uid_range_start == 200000 && c->uid_range_count == 1000);
+        CHECK(!c->uid_range_pick && c->uid_range_start == 200000 && c->uid_range_count == 1000);
         CHECK_STR(c->audit_dir, "/var/log/sbx");
         CHECK(strv_len(c->env) == 2);
         CHECK_STR(c->env[0], "FOO=bar baz");
@@ -572,6 +572,11 @@ static void test_ini(struct t *t)
         CHECK(ini(t, "\xef\xbb\xbf[limits]\r\npids = 9\r\n") == 0 && t->c.pids == 9);
         CHECK(usage_err(t, ini(t, "[security]\nuid_range = 0:5\n")));
         CHECK(strstr(t->e.message, "START and COUNT must be at least 1"));
+        CHECK(usage_err(t, ini(t, "[security]\nuid_range = picky\n")));
+        CHECK(strstr(t->e.message, "expected pick, or START:COUNT"));
+        CHECK(ini(t, "[security]\nuid_range = 3:4\n") == 0 && !t->c.uid_range_pick);
+        CHECK(ini(t, "[security]\nuid_range = PICK\n") == 0 && t->c.uid_range_pick);
+        CHECK(t->c.uid_range_start == 0 && t->c.uid_range_count == 65536);
 
         reset(t);
         CHECK(usage_err(t, config_load_file(&t->c, "/nonexistent/sbx.ini", &t->e)));

@@ -78,6 +78,9 @@ static void fill_state(struct session_state *s)
         s->nofile = 4096;
         s->disk_bytes = 1ULL << 30;
         s->read_only = true;
+        s->uid_start = 0x6ffe0000;
+        s->uid_count = 65536;
+        s->helper_uid = 0x6fff0000;
         s->env = calloc(4, sizeof(char *));
         s->env[0] = strdup("PATH=/usr/bin");
         s->env[1] = strdup("MULTI=line1\nline2=x%41\t\x01");
@@ -100,6 +103,7 @@ static void test_state_roundtrip(void)
         CHECK_STR(b.workdir, "/workspace/a b%c");
         CHECK(b.seccomp == SBX_SECCOMP_STRICT && b.net == SBX_NET_HOST && b.read_only);
         CHECK(b.nofile == 4096 && b.disk_bytes == (1ULL << 30));
+        CHECK(b.uid_start == 0x6ffe0000 && b.uid_count == 65536 && b.helper_uid == 0x6fff0000);
         CHECK(b.env && b.env[0] && b.env[1] && b.env[2] && !b.env[3]);
         CHECK_STR(b.env[1], "MULTI=line1\nline2=x%41\t\x01"); /* every byte round-trips */
         CHECK_STR(b.env[2], "EMPTY=");

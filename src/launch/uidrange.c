@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/* Picking and locking a root-run session's host uid/gid range (uidrange.h). */
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/util.h"
+#include "uidrange.h"
+
+/* Lock attempts on slots that another session holds, before giving up. */
+#define MAX_HELD_TRIES 64
+
+void uid_busy_mark(struct uid_busy *b, uint64_t first, uint64_t count)
+{
+        const uint64_t pool_end =
+            UIDRANGE_POOL_START + (uint64_t)UIDRANGE_SLOTS * UIDRANGE_SLOT_SIZE;
+        if (count == 0)
+                return;
+        uint64_t last = first + count - 1;
+        if (last < UIDRANGE_POOL_START || first >= pool_end)
+                return;
+        if (first < UIDRANGE_POOL_START)
+                first = UIDRANGE_POOL_START;
+        if (last >= pool_end)
+                last = pool_end - 1;
+        for (uint64_t i = (first - UIDRANGE_POOL_START) / UIDRANGE_SLOT_SIZE;
+             i <= (last - UIDRANGE_POOL_START) / UIDRANGE_SLOT_SIZE; i++)
+                b->bits[i / 64] |= UINT64_C(1) << (i % 64);
+}
+
+bool uid_busy_test(const struct uid_busy *b, uint32_t index)
+{
+        return index >= UIDRANGE_SLOTS || (b->bits[index / 64] >> (index % 64)) & 1;
+}
+
+/* A decimal number of up to 10 digits at *p (moved past it); false if there is none. */
+static bool take_number(const char **p, const char *end, uint64_t *ret)
+{
+        uint64_t v = 0;
+        const char *s = *p;
+        while (s < end && *s == ' ')
+                s++;
+        const char *digits = s;
+        while (s < end && isdigit((unsigned char)*s) && s - digits < 10)
+                v = v * 10 + (uint64_t)(*s++ - '0');
+        if (s == digits || (s < end && isdigit((unsigned char)*s)))
+                return false;
+        *p = s;
+        *ret = v;
+        return true;
+}
+
+/* Each line's fields after skip ':'-separated ones; fn gets the line's rest. */
+static const char *after_fields(const char *p, const char *eol, int skip)
+{
+        for (int i = 0; i < skip; i++) {
+                p = memchr(p, ':', (size_t)(eol - p));
+                if (!p)
+                        return NULL;
+                p++;
+        }
+        return p;
+}
+
+void uid_busy_mark_subid(struct uid_busy *b, const char *text, size_t len)
+{
+        const char *end = text + len;
+        for (const char *p = text; p < end;) {
+                const char *eol = memchr(p, '\n', (size_t)(end - p));
+                if (!eol)
+                        eol = end;
+                const char *f = after_fields(p, eol, 1);
+                uint64_t start, count;
+                if (f && take_number(&f, eol, &start) && f < eol && *f == ':' &&
+                    (f++, take_number(&f, eol, &count)))
+                        uid_busy_mark(b, start, count);
+                p = eol + 1;
+        }
+}
+
+void uid_busy_mark_ids(struct uid_busy *b, const char *text, size_t len)
+{
+        const char *end = text + len;
+        for (const char *p = text; p < end;) {
+                const char *eol = memchr(p, '\n', (size_t)(end - p));
+                if (!eol)
+                        eol = end;
+                const char *f = after_fields(p, eol, 2);
+                uint64_t id;
+                if (f && take_number(&f, eol, &id))
+                        uid_busy_mark(b, id, 1);
+                p = eol + 1;
+        }
+}
+
+void uid_busy_mark_status(struct uid_busy *b, const char *text, size_t len)
+{
+        const char *end = text + len;
+        for (const char *p = text; p < end;) {
+                const char *eol = memchr(p, '\n', (size_t)(end - p));
+                if (!eol)
+                        eol = end;
+                if (eol - p > 4 && (memcmp(p, "Uid:", 4) == 0 || memcmp(p, "Gid:", 4) == 0)) {
+                        const char *f = p + 4;
+                        uint64_t id;
+                        while (f < eol && (*f == '\t' || *f == ' '))
+                                f++;
+                        while (take_number(&f, eol, &id)) {
+                                uid_busy_mark(b, id, 1);
+                                while (f < eol && (*f == '\t' || *f == ' '))
+                                        f++;
+                        }
+                }
+                p = eol + 1;
+        }
+}
+
+/* A host file of ids (root's own, a symlink on some systems): a missing one lists nothing, an
+ * unreadable one fails the pick. */
+static int mark_file(struct uid_busy *b, const char *path, bool subid, struct sbx_error *e)
+{
+        _cleanup_buf_ struct buf text = {0};
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT)
+                return 0;
+        int r = fd < 0 ? negerrno() : read_all(fd, &text, 64 << 20);
+        if (r < 0)
+                return sbx_unsupported(e, -r, "failed to read '%s'", path);
+        (subid ? uid_busy_mark_subid : uid_busy_mark_ids)(b, text.data, text.len);
+        return 0;
+}
+
+/*
+ * The ids of every live process. Only the first part of each status file is read: the Uid:
+ * and Gid: lines come before the first kilobyte ends (Name is escaped to at most 64 bytes).
+ * A process that ends meanwhile is skipped.
+ */
+static int mark_procs(struct uid_busy *b, struct sbx_error *e)
+{
+        _cleanup_closedir_ DIR *d = opendir("/proc");
+        if (!d)
+                return sbx_unsupported(e, errno, "failed to read '/proc'");
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (!isdigit((unsigned char)de->d_name[0]))
+                        continue;
+                char path[300], text[1024];
+                snprintf(path, sizeof(path), "%s/status", de->d_name);
+                _cleanup_close_ int fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                        continue;
+                ssize_t n = RETRY_EINTR(read(fd, text, sizeof(text)));
+                if (n > 0)
+                        uid_busy_mark_status(b, text, (size_t)n);
+        }
+        return 0;
+}
+
+static int open_lock_dir(struct sbx_error *e)
+{
+        if (mkdir(UIDRANGE_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+                return sbx_unsupported(e, errno, "failed to create '%s'", UIDRANGE_LOCK_DIR);
+        _cleanup_close_ int fd =
+            open(UIDRANGE_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return sbx_unsupported(e, errno, "failed to open '%s'", UIDRANGE_LOCK_DIR);
+        if (st.st_uid != 0 || (st.st_mode & 022))
+                return sbx_unsupported(e, EPERM, "'%s' is not root's own directory",
+                                       UIDRANGE_LOCK_DIR);
+        return TAKE_FD(fd);
+}
+
+/*
+ * The lock of one slot: an fd holding flock on dirfd/<first id in hex>, or -EWOULDBLOCK when a
+ * live holder has it. A holder removes the file before it lets go, so a lock taken on a file
+ * that is no longer the one at the path is taken again on the new one.
+ */
+static int lock_slot(int dirfd, uint32_t first)
+{
+        char name[16];
+        snprintf(name, sizeof(name), "%08x", first);
+        for (int tries = 0; tries < 8; tries++) {
+                _cleanup_close_ int fd =
+                    openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return negerrno();
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                        return negerrno();
+                struct stat held, now;
+                if (fstat(fd, &held) < 0)
+                        return negerrno();
+                if (fstatat(dirfd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    held.st_dev == now.st_dev && held.st_ino == now.st_ino)
+                        return TAKE_FD(fd);
+        }
+        return -EWOULDBLOCK;
+}
+
+static void unlock_slot(uint32_t first, int *fd)
+{
+        if (*fd < 0)
+                return;
+        _cleanup_close_ int dirfd =
+            open(UIDRANGE_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        char name[16];
+        snprintf(name, sizeof(name), "%08x", first);
+        if (dirfd >= 0)
+                (void)unlinkat(dirfd, name, 0); /* still locked: nobody holds the file */
+        closep(fd);
+}
+
+/*
+ * From a random slot on, the first that no file lists and that we can lock; then the live
+ * processes are looked at once (after the first lock, so that a session which ended just
+ * before, and whose processes are still going, is seen), and a slot one of them uses is given
+ * back for the next.
+ */
+static int pick_slot(struct uid_slot *s, struct sbx_error *e)
+{
+        struct uid_busy busy = {0};
+        int r = mark_file(&busy, "/etc/subuid", true, e);
+        if (r == 0)
+                r = mark_file(&busy, "/etc/subgid", true, e);
+        if (r == 0)
+                r = mark_file(&busy, "/etc/passwd", false, e);
+        if (r == 0)
+                r = mark_file(&busy, "/etc/group", false, e);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int dirfd = open_lock_dir(e);
+        if (dirfd < 0)
+                return dirfd;
+        uint32_t at;
+        if (getrandom(&at, sizeof(at), 0) != (ssize_t)sizeof(at))
+                return sbx_internal(e, errno, "failed to read the kernel's random source");
+        bool scanned = false;
+        int held = 0;
+        for (uint32_t k = 0; k < UIDRANGE_SLOTS && held < MAX_HELD_TRIES; k++) {
+                uint32_t i = (at + k) % UIDRANGE_SLOTS;
+                if (uid_busy_test(&busy, i))
+                        continue;
+                uint32_t first = UIDRANGE_POOL_START + i * UIDRANGE_SLOT_SIZE;
+                int fd = lock_slot(dirfd, first);
+                if (fd == -EWOULDBLOCK) {
+                        held++;
+                        continue;
+                }
+                if (fd < 0)
+                        return sbx_unsupported(e, -fd, "failed to lock a uid range in '%s'",
+                                               UIDRANGE_LOCK_DIR);
+                if (!scanned && (r = mark_procs(&busy, e)) < 0) {
+                        unlock_slot(first, &fd);
+                        return r;
+                }
+                scanned = true;
+                if (uid_busy_test(&busy, i)) {
+                        unlock_slot(first, &fd);
+                        continue;
+                }
+                s->slot = first;
+                s->lock_fd = fd;
+                return 0;
+        }
+        return sbx_unsupported(e, EAGAIN,
+                               "no free host uid range for the session: the %u ranges of %u ids "
+                               "from %u are listed in /etc/subuid, /etc/subgid, /etc/passwd or "
+                               "/etc/group, or in use",
+                               UIDRANGE_SLOTS, UIDRANGE_SLOT_SIZE, UIDRANGE_POOL_START);
+}
+
+int uid_slot_take(const struct sbx_config *c, struct uid_slot *ret, struct sbx_error *e)
+{
+        *ret = (struct uid_slot)UID_SLOT_INIT;
+        if (geteuid() != 0) {
+                ret->start = (uint32_t)geteuid();
+                ret->count = 1;
+                return 0;
+        }
+        int r = pick_slot(ret, e);
+        if (r < 0)
+                return r;
+        ret->helper = ret->slot + UIDRANGE_MAP_COUNT;
+        if (c->uid_range_pick) {
+                ret->start = ret->slot;
+                ret->count = UIDRANGE_MAP_COUNT;
+        } else {
+                ret->start = c->uid_range_start;
+                ret->count = c->uid_range_count;
+        }
+        return 0;
+}
+
+void uid_slot_release(struct uid_slot *s)
+{
+        unlock_slot(s->slot, &s->lock_fd);
+        s->slot = 0;
+}

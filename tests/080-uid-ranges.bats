@@ -1,0 +1,302 @@
+#!/usr/bin/env bats
+# Host uids of root-run sessions: each session takes a uid/gid range of its own, listed in no
+# /etc/subuid or /etc/subgid, shared with no other session, and its host-side helper (the
+# egress proxy) runs under an id of that range, so no other host user can signal, renice,
+# OOM-adjust or write as a session, and no session shares per-uid kernel counters with another.
+# The attacker is a real second user ($atk_user) with the subordinate range useradd gave it,
+# which it maps with newuidmap (util-linux unshare --map-users) as any such user can.
+
+BATS_TEST_TIMEOUT=240
+load helpers
+
+atk_user=sbxuidatk
+
+setup_file() {
+        [ "$(id -u)" -eq 0 ] || return 0
+        ensure_user "$atk_user"
+        # useradd gives the new user a subordinate range, as on Debian and Ubuntu
+        atk_sub=$(awk -F: -v u="$atk_user" '$1 == u { print $2; exit }' /etc/subuid)
+        atk_subg=$(awk -F: -v u="$atk_user" '$1 == u { print $2; exit }' /etc/subgid)
+        export atk_sub atk_subg
+}
+teardown_file() {
+        [ "$(id -u)" -eq 0 ] || return 0
+        pkill -KILL -u "$atk_user" 2>/dev/null || true
+        userdel -r "$atk_user" 2>/dev/null || true
+}
+
+setup() {
+        [ "$(id -u)" -eq 0 ] || skip "ranges are picked for root-run sessions; 070 covers users"
+        [ -n "${atk_sub:-}" ] && [ -n "${atk_subg:-}" ] ||
+                fail "useradd gave $atk_user no range in /etc/subuid and /etc/subgid"
+        command -v newuidmap >/dev/null || fail "newuidmap is missing (package uidmap)"
+        setup_sbx
+}
+teardown() { teardown_sbx; }
+
+marker() {
+        echo $((700000 + RANDOM * 7 + BATS_TEST_NUMBER))
+}
+
+# in_range_of_subid START COUNT: does [START, START+COUNT) overlap any /etc/subuid or
+# /etc/subgid entry?
+overlaps_subid() {
+        awk -F: -v s="$1" -v n="$2" '
+                NF >= 3 && $2 + 0 < s + n && s < $2 + $3 { found = 1 }
+                END { exit !found }' /etc/subuid /etc/subgid
+}
+
+# as_attacker SCRIPT ARGS...: SCRIPT (sh) as $atk_user, in a user namespace whose uids and
+# gids 0..65535 are its subordinate range on the host, as uid 0 there.
+as_attacker() {
+        local script=$1
+        shift
+        timeout 30 runuser -u "$atk_user" -- unshare --user \
+                --map-users="$atk_sub,0,65536" --map-groups="$atk_subg,0,65536" \
+                --setuid 0 --setgid 0 sh -c "$script" sh "$@"
+}
+
+# The attacks: one line "<what> ok|denied" each, against the command process $1, the session
+# init $2 (its uid is the range's last one: the helper uid) and a file $3 the session wrote on
+# a volume.
+attack_script='
+r() { if "$@" >/dev/null 2>&1; then echo ok; else echo denied; fi; }
+echo "write $(r sh -c "echo pwned >>$3")"
+echo "renice $(r renice -n 5 -p "$1")"
+echo "oom $(r sh -c "echo 900 >/proc/$1/oom_score_adj")"
+echo "kill $(r kill -KILL "$1")"
+echo "init $(r setpriv --reuid=65535 --regid=65535 --clear-groups kill -KILL "$2")"
+'
+
+# session_with_targets [CREATE-OPTIONS]: a session with a volume $pubdir/vol, a file it wrote
+# there ($vfile) and a background command ($victim, its host pid).
+session_with_targets() {
+        public_dir
+        mkdir -m 0777 "$pubdir/vol"
+        new_session --mount "$pubdir/vol:/vol" "$@"
+        local m
+        m=$(marker)
+        sbx_ok exec "$sid" sh -c "echo data >/vol/f && sleep $m >/dev/null 2>&1 &"
+        wait_until 5 pgrep -f "^sleep $m\$" >/dev/null || fail "no sleep on the host"
+        victim=$(pgrep -f "^sleep $m\$")
+        vfile=$pubdir/vol/f
+        init=$(state_key init_pid)
+        nice0=$(awk '{ print $19 }' "/proc/$victim/stat")
+        oom0=$(cat "/proc/$victim/oom_score_adj")
+        [ "$oom0" != 900 ] || fail "oom_score_adj is 900 already"
+}
+
+# A key of the state of session $1 in runtime dir $2.
+state_of() {
+        sed -n "s/^$3=//p" "$2/$1/state"
+}
+
+@test "20 parallel creates get 20 distinct ranges, none in /etc/subuid or /etc/subgid" {
+        # each in a runtime dir of its own: sessions that share nothing but the host must still
+        # get distinct ranges
+        local i ids=() id rt start starts=() seen pids=() init
+        for i in $(seq 20); do
+                rt=$BATS_TEST_TMPDIR/rt.$i
+                sbx_runtime_dirs+=("$rt")
+                SBX_RUNTIME_DIR=$rt timeout 60 "$SBX" create >"$BATS_TEST_TMPDIR/id.$i" \
+                        2>"$BATS_TEST_TMPDIR/err.$i" &
+                pids+=($!)
+        done
+        wait "${pids[@]}" || true
+        for i in $(seq 20); do
+                id=$(cat "$BATS_TEST_TMPDIR/id.$i")
+                is_id "$id" || fail "create $i: '$id' $(cat "$BATS_TEST_TMPDIR/err.$i")"
+                ids+=("$id")
+        done
+        for i in $(seq 20); do
+                id=${ids[i - 1]}
+                rt=$BATS_TEST_TMPDIR/rt.$i
+                start=$(state_of "$id" "$rt" uid_start)
+                init=$(state_of "$id" "$rt" init_pid)
+                # the kernel's maps of the session's init are the recorded range
+                read -r _ kstart kcount <"/proc/$init/uid_map"
+                [ "$kstart $kcount" = "$start 65536" ] || fail "$id: kernel map $kstart $kcount, state $start"
+                read -r _ kstart kcount <"/proc/$init/gid_map"
+                [ "$kstart $kcount" = "$start 65536" ] || fail "$id: kernel gid map $kstart $kcount"
+                # the proxy's id, next to the map, is in no subordinate range either
+                ! overlaps_subid "$start" 65537 || fail "$id: range $start overlaps /etc/subuid or /etc/subgid"
+                [ -e "/run/sbx-uidrange/$(printf %08x "$start")" ] || fail "$id: no lock file"
+                SBX_RUNTIME_DIR=$rt sbx_ok log "$id"
+                [ "$(jq -r 'select(.event == "create") | .uid_map | "\(.outside) \(.count) \(.helper_uid)"' <<<"$output")" = \
+                        "$start 65536 $((start + 65535))" ] || fail "$id: audit log: $output"
+                starts+=("$start")
+        done
+        # slots are 0x20000 apart, so distinct starts never overlap
+        seen=$(printf '%s\n' "${starts[@]}" | sort -u | wc -l)
+        [ "$seen" -eq 20 ] || fail "only $seen distinct ranges: ${starts[*]}"
+        for start in "${starts[@]}"; do
+                ((start % 0x20000 == 0)) || fail "range $start is not a slot"
+        done
+        for i in $(seq 20); do
+                SBX_RUNTIME_DIR=$BATS_TEST_TMPDIR/rt.$i sbx_ok destroy "${ids[i - 1]}"
+        done
+        # every range is given back once its session is gone
+        for start in "${starts[@]}"; do
+                [ ! -e "/run/sbx-uidrange/$(printf %08x "$start")" ] || fail "lock of $start left behind"
+        done
+}
+
+@test "the subuid user can signal, renice, OOM-adjust and write as a session forced into its range (control)" {
+        # an explicit uid_range is honoured as it is: this one is the attacker's own
+        SBX_UID_RANGE=$atk_sub:65536 session_with_targets
+        [ "$atk_sub" = "$atk_subg" ] || skip "subuid and subgid ranges differ"
+        run as_attacker "$attack_script" "$victim" "$init" "$vfile"
+        [ "$status" -eq 0 ] || fail "attack script failed: $output"
+        [ "$(echo $output)" = "write ok renice ok oom ok kill ok init ok" ] ||
+                fail "the attacker could not do what the test looks for: $output"
+        grep -q pwned "$vfile" || fail "the write did not land"
+        [ "$(cat "/proc/$victim/oom_score_adj" 2>/dev/null || echo 900)" = 900 ] || fail "oom_score_adj not changed"
+        wait_until 5 sh -c "! kill -0 $victim 2>/dev/null" || fail "the command survived"
+        # the init is dead: the session is over
+        wait_until 10 sh -c "! '$SBX' exec '$sid' true 2>/dev/null" || fail "the session survived its init"
+        sbx_expect 3 exec "$sid" true
+}
+
+@test "with the default range the subuid user can do none of it, nor map the session's ids" {
+        session_with_targets
+        local start
+        start=$(state_key uid_start)
+        run as_attacker "$attack_script" "$victim" "$init" "$vfile"
+        [ "$status" -eq 0 ] || fail "attack script failed: $output"
+        [ "$(echo $output)" = "write denied renice denied oom denied kill denied init denied" ] ||
+                fail "an attack worked: $output"
+        [ "$(cat "$vfile")" = data ] || fail "the file changed: $(cat "$vfile")"
+        kill -0 "$victim" || fail "the command died"
+        [ "$(awk '{ print $19 }' "/proc/$victim/stat")" = "$nice0" ] || fail "the command was reniced"
+        [ "$(cat "/proc/$victim/oom_score_adj")" = "$oom0" ] || fail "oom_score_adj changed"
+        sbx_ok exec "$sid" echo alive
+        # newuidmap refuses the session's ids (and the proxy's), which are no range of the user's
+        local id
+        for id in "$start" "$((start + 65535))" "$((start + 65536))"; do
+                run timeout 30 runuser -u "$atk_user" -- unshare --user --map-users="$id,0,1" true
+                [ "$status" -ne 0 ] || fail "newuidmap mapped host uid $id for $atk_user"
+        done
+        # the old shared default, 100000, is another user's range or nobody's: never this session's
+        ((start >= 0x40000000)) || fail "range $start is below the pool"
+}
+
+@test "the proxy runs under the session's own helper id: nobody cannot kill it; its death is logged" {
+        new_session --allow-host example.com
+        local sup proxy helper start
+        sup=$(state_key supervisor_pid)
+        start=$(state_key uid_start)
+        helper=$(state_key helper_uid)
+        [ "$helper" = $((start + 65536)) ] || fail "helper uid $helper, range $start"
+        wait_until 5 pgrep -P "$sup" -x sbx-proxy >/dev/null || fail "no proxy"
+        proxy=$(pgrep -P "$sup" -x sbx-proxy)
+        [ "$(ps -o uid=,gid= -p "$proxy" | xargs)" = "$helper $helper" ] ||
+                fail "proxy ids: $(ps -o uid=,gid= -p "$proxy")"
+        # host nobody (which the proxy used to be), and the subuid user, cannot
+        run setpriv --reuid=65534 --regid=65534 --clear-groups kill -KILL "$proxy"
+        [ "$status" -ne 0 ] || fail "nobody killed the proxy"
+        run as_attacker 'kill -KILL "$1" && echo killed' "$proxy"
+        [ "$output" != killed ] || fail "the subuid user killed the proxy"
+        kill -0 "$proxy" || fail "the proxy died"
+        sbx_ok log "$sid"
+        [ "$(jq -r 'select(.event == "create") | .uid_map.host_helper_uid' <<<"$output")" = "$helper" ] ||
+                fail "the create record does not name the helper uid: $output"
+        ! jq -e 'select(.event == "helper_exited")' <<<"$output" >/dev/null || fail "a death logged early"
+        # control: a process with the proxy's own id can; the supervisor notices and logs it
+        setpriv --reuid="$helper" --regid="$helper" --clear-groups kill -KILL "$proxy" ||
+                fail "the proxy's own uid could not signal it"
+        wait_until 5 sh -c "'$SBX' log '$sid' | grep -q helper_exited" || fail "the proxy's death was not logged"
+        sbx_ok log "$sid"
+        [ "$(jq -r 'select(.event == "helper_exited") | "\(.helper) \(.pid) \(.signal)"' <<<"$output")" = \
+                "proxy $proxy KILL" ] ||
+                fail "record: $output"
+        # the session lives on (without egress)
+        sbx_ok exec "$sid" echo alive
+}
+
+# fill_inflight: a python script that keeps SCM_RIGHTS fds in flight on a socket pair until
+# the kernel refuses more (ETOOMANYREFS: the per-uid count passed RLIMIT_NOFILE), says so, and
+# holds them.
+fill_py='
+import array, errno, socket, sys, time
+a, b = socket.socketpair()
+fds = array.array("i", [a.fileno()] * 200)
+n = 0
+while True:
+    try:
+        a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, fds)])
+        n += 200
+    except OSError as e:
+        print("full" if e.errno == errno.ETOOMANYREFS else "error %d" % e.errno, n, flush=True)
+        break
+time.sleep(300)
+'
+# pass one fd over a fresh socket pair: "passed" or the errno name
+pass_py='
+import array, errno, socket
+a, b = socket.socketpair()
+try:
+    a.sendmsg([b"x"], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [a.fileno()]))])
+    print("passed")
+except OSError as e:
+    print(errno.errorcode[e.errno])
+'
+
+# fill SID: start fill_py in the session and wait until its uid's in-flight count is full.
+fill() {
+        sbx_ok exec "$1" sh -c "python3 -c '$fill_py' >/tmp/fill.log 2>&1 &"
+        wait_until 20 sh -c "'$SBX' exec '$1' cat /tmp/fill.log | grep -q ." || fail "the filler did not report"
+        sbx_ok exec "$1" cat /tmp/fill.log
+        [[ $output == "full "* ]] || fail "filler: $output"
+}
+
+@test "per-uid kernel counters: one session filling its in-flight fd count leaves another's fd passing alone" {
+        command -v python3 >/dev/null || fail "python3 is missing"
+        local a b
+        # control: two sessions forced into one range share the count, and the second fails
+        SBX_UID_RANGE=3000000000:65536 new_session
+        a=$sid
+        SBX_UID_RANGE=3000000000:65536 new_session
+        b=$sid
+        sbx_ok exec "$b" python3 -c "$pass_py"
+        [ "$output" = passed ] || fail "fd passing failed before anything: $output"
+        fill "$a"
+        sbx_ok exec "$b" python3 -c "$pass_py"
+        [ "$output" = ETOOMANYREFS ] || fail "the control did not share the counter: $output"
+        sbx_ok destroy "$a" "$b"
+        # default ranges: the second session passes fds whatever the first one does
+        new_session
+        a=$sid
+        new_session
+        b=$sid
+        fill "$a"
+        sbx_ok exec "$b" python3 -c "$pass_py"
+        [ "$output" = passed ] || fail "one session's fd passing failed because of another's: $output"
+        sbx_ok exec "$a" python3 -c "$pass_py"
+        [ "$output" = ETOOMANYREFS ] || fail "the full session could still pass: $output"
+}
+
+@test "uid_range = pick in sandbox.ini is the default; an explicit range is honoured" {
+        printf '[security]\nuid_range = pick\n' >"$BATS_TEST_TMPDIR/p.ini"
+        new_session --config "$BATS_TEST_TMPDIR/p.ini"
+        (($(state_key uid_start) >= 0x40000000)) || fail "pick gave $(state_key uid_start)"
+        sbx_ok list --json
+        json ".[] | select(.id == \"$sid\") | .uid_range == {\"start\":$(state_key uid_start),\"count\":65536}" >/dev/null ||
+                fail "list --json: $output"
+        printf '[security]\nuid_range = 3000000000:1000\n' >"$BATS_TEST_TMPDIR/e.ini"
+        new_session --config "$BATS_TEST_TMPDIR/e.ini"
+        sbx_ok exec "$sid" cat /proc/self/uid_map
+        [ "$(echo $output)" = "0 3000000000 1000" ] || fail "map: $output"
+        printf '[security]\nuid_range = choose\n' >"$BATS_TEST_TMPDIR/bad.ini"
+        sbx_expect 2 create --config "$BATS_TEST_TMPDIR/bad.ini"
+        [[ $stderr == *"pick, or START:COUNT"* ]] || fail "message: $stderr"
+}
+
+@test "no free range: create exits 4 with a clear message and leaves nothing" {
+        # a private mount namespace whose /etc/subuid lists the whole pool for somebody
+        printf 'filler:%d:%d\n' $((0x40000000)) $((0x30000000)) >"$BATS_TEST_TMPDIR/subuid"
+        _expect 4 unshare -m --propagation private -- sh -c \
+                'mount --bind "$0" /etc/subuid && exec "$1" create' "$BATS_TEST_TMPDIR/subuid" "$SBX"
+        [[ $stderr == "sbx: "*"no free host uid range"* ]] || fail "message: $stderr"
+        [ -z "$(ls -A "$SBX_RUNTIME_DIR" | grep -v '^names$')" ] || fail "left: $(ls -A "$SBX_RUNTIME_DIR")"
+        [ -z "$(ls -A "$SBX_RUNTIME_DIR/names" 2>/dev/null)" ] || fail "names left"
+}
