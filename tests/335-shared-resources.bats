@@ -85,3 +85,106 @@ time.sleep(float(sys.argv[1]))
                 fail "no ptys limit in the audit log: $output"
         sbx_ok destroy "$sid"
 }
+
+# Nothing of a failed import in the store $1: no tag, record, layer, or work directory.
+store_is_empty() {
+        [ ! -d "$1" ] && return 0
+        local left
+        left=$(find "$1/tags" "$1/images" "$1/layers" "$1/tmp" -mindepth 1 -maxdepth 1 2>/dev/null)
+        [ -z "$left" ] || fail "left in the store:" "$left"
+}
+
+# make_bomb FILE: a zstd tar of one 2 GiB file of real zeros (~70 KB), streamed: no 2 GiB
+# file is ever written here.
+make_bomb() {
+        {
+                python3 -c 'import sys, tarfile
+ti = tarfile.TarInfo("zeros"); ti.size = 2 << 30
+sys.stdout.buffer.write(ti.tobuf(tarfile.GNU_FORMAT))'
+                head -c 2G /dev/zero
+                head -c 1024 /dev/zero
+        } | zstd -q -1 >"$1"
+}
+
+@test "image import of a decompression bomb: zero runs stay holes, the store holds almost nothing" {
+        export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store
+        make_bomb "$BATS_TEST_TMPDIR/bomb.tar.zst"
+        [ "$(stat -c %s "$BATS_TEST_TMPDIR/bomb.tar.zst")" -lt 200000 ] || fail "not a bomb"
+        sbx_ok image import bomb "$BATS_TEST_TMPDIR/bomb.tar.zst"
+        local f
+        f=$(find "$SBX_IMAGE_STORE/layers" -name zeros -type f)
+        [ -n "$f" ] || fail "the file is not in the store"
+        # the positive control: the file is really there at its full size
+        [ "$(stat -c %s "$f")" = 2147483648 ] || fail "size $(stat -c %s "$f")"
+        local kib
+        kib=$(du -sk "$SBX_IMAGE_STORE" | cut -f1)
+        echo "# the store holds $kib KiB for 2 GiB of zeros" >&3
+        [ "$kib" -lt 10240 ] || fail "the store takes $kib KiB"
+        # and it reads as the zeros it stands for, at its start and at its end
+        cmp -n 1048576 "$f" /dev/zero || fail "not zeros at the start"
+        [ "$(tail -c 1048576 "$f" | tr -d '\0' | wc -c)" = 0 ] || fail "not zeros at the end"
+}
+
+@test "image import: SBX_IMAGE_MAX_SIZE bounds the unpacked total; a refused import leaves nothing" {
+        export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store
+        make_bomb "$BATS_TEST_TMPDIR/bomb.tar.zst"
+        SBX_IMAGE_MAX_SIZE=1G sbx_expect 1 image import bomb "$BATS_TEST_TMPDIR/bomb.tar.zst"
+        [[ $stderr == *"too large"*SBX_IMAGE_MAX_SIZE* ]] || fail "stderr: $stderr"
+        [ "$(wc -l <<<"$stderr")" = 1 ] || fail "not one line: $stderr"
+        store_is_empty "$SBX_IMAGE_STORE"
+        SBX_IMAGE_MAX_SIZE=lots sbx_expect 2 image import bomb "$BATS_TEST_TMPDIR/bomb.tar.zst"
+        [[ $stderr == *"invalid SBX_IMAGE_MAX_SIZE 'lots'"* ]] || fail "stderr: $stderr"
+        store_is_empty "$SBX_IMAGE_STORE"
+        # the positive control: a bound above its size lets the same archive in
+        SBX_IMAGE_MAX_SIZE=3G sbx_ok image import bomb "$BATS_TEST_TMPDIR/bomb.tar.zst"
+}
+
+@test "image import of real data stops before the store's filesystem is full, leaving nothing" {
+        [ "$(id -u)" -eq 0 ] || skip "mounting a small filesystem for the store needs root"
+        local small=$BATS_TEST_TMPDIR/small big=$BATS_TEST_TMPDIR/big
+        mkdir -p "$small" "$big" "$BATS_TEST_TMPDIR/data"
+        mount -t tmpfs -o size=64M tmpfs "$small"
+        sbx_cleanup_mounts+=("$small")
+        mount -t tmpfs -o size=256M tmpfs "$big"
+        sbx_cleanup_mounts+=("$big")
+        head -c 60M /dev/urandom >"$BATS_TEST_TMPDIR/data/random"
+        tar -C "$BATS_TEST_TMPDIR/data" -cf "$BATS_TEST_TMPDIR/data.tar" random
+        rm -f "$BATS_TEST_TMPDIR/data/random"
+        SBX_IMAGE_STORE=$small/store sbx_expect 1 image import data "$BATS_TEST_TMPDIR/data.tar"
+        [[ $stderr == *"would leave less than 16 MiB free"* ]] || fail "stderr: $stderr"
+        store_is_empty "$small/store"
+        local avail
+        avail=$(df -k --output=avail "$small" | tail -n1)
+        [ "$avail" -gt 60000 ] || fail "the partial image was not removed: $avail KiB free"
+        # the positive control: the same archive fits a store with room for it
+        SBX_IMAGE_STORE=$big/store sbx_ok image import data "$BATS_TEST_TMPDIR/data.tar"
+        [ "$(du -sk "$big/store" | cut -f1)" -gt 60000 ] || fail "the data did not land"
+}
+
+@test "device nodes: mknod of a block or character device is refused by the filter, fifos are not" {
+        local p
+        for p in default strict; do
+                new_session --seccomp "$p"
+                # python3's os.mknod: S_IFCHR/S_IFBLK fail with EPERM even in a missing
+                # directory, where the kernel itself would answer ENOENT
+                sbx_ok exec "$sid" python3 -c '
+import errno, os, stat
+for name, mode in (("chr", stat.S_IFCHR), ("blk", stat.S_IFBLK)):
+    try:
+        os.mknod("/nonexistent-dir/x", mode | 0o600, os.makedev(1, 3))
+        print(name, "created")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+os.mkfifo("/tmp/fifo"); print("fifo", stat.S_ISFIFO(os.stat("/tmp/fifo").st_mode))'
+                [ "$output" = $'chr EPERM\nblk EPERM\nfifo True' ] || fail "$p: $output"
+                sbx_ok destroy "$sid"
+        done
+        # the positive control: without the filter the kernel answers ENOENT
+        sbx_ok run --seccomp unconfined -- python3 -c '
+import errno, os, stat
+try:
+    os.mknod("/nonexistent-dir/x", stat.S_IFCHR | 0o600, os.makedev(1, 3))
+except OSError as e:
+    print(errno.errorcode[e.errno])'
+        [ "$output" = ENOENT ] || fail "unconfined: $output"
+}

@@ -173,7 +173,7 @@ static void drain(struct relay *r)
                 uint64_t taken = 0;
                 while (r->src_out >= 0 && taken < TTY_DRAIN_MAX) {
                         uint64_t now = now_monotonic_ms();
-                        int wait = now >= deadline                    ? 0
+                        int wait = now >= deadline                 ? 0
                                    : deadline - now < TTY_QUIET_MS ? (int)(deadline - now)
                                                                    : TTY_QUIET_MS;
                         struct pollfd p = {.fd = r->src_out, .events = POLLIN};
