@@ -7,7 +7,7 @@
 _sbx_commands="check connect create destroy edit exec glob grep help image list log ls mcp read run tools write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
---net --nofile --package --pids --read-only --rootfs --seccomp --timeout --ttl --workdir"
+--net --nofile --package --pids --ptys --read-only --rootfs --seccomp --timeout --ttl --workdir"
 
 # The long flags of command $1, sorted.
 _sbx_flags() {
@@ -38,7 +38,7 @@ _sbx_takes_value() {
         --after-context | --allow-host | --before-context | --config | --context | --cpus | \
                 --disk | --env | --glob | --hostname | --image | --limit | --max-output | \
                 --memory | --mode | --mount | --name | --net | --new-file | --nofile | \
-                --offset | --old-file | --package | --path | --pids | --rootfs | --seccomp | \
+                --offset | --old-file | --package | --path | --pids | --ptys | --rootfs | --seccomp | \
                 --timeout | --ttl | --workdir | -A | -B | -C | -e | -t | -w)
                 return 0
                 ;;

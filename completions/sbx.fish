@@ -59,7 +59,7 @@ function __sbx_operands
                 case --after-context --allow-host --before-context --config --context \
                     --cpus --disk --env --glob --hostname --image --limit --max-output \
                     --memory --mode --mount --name --net --new-file --nofile --offset \
-                    --old-file --package --path --pids --rootfs --seccomp --timeout --ttl \
+                    --old-file --package --path --pids --ptys --rootfs --seccomp --timeout --ttl \
                     --workdir -A -B -C -e -t -w
                     set skip 1
                     continue
@@ -167,6 +167,7 @@ complete -c sbx -n '__sbx_using create run' -l cpus -x -a unlimited -d 'CPU band
 complete -c sbx -n '__sbx_using create run' -l pids -x -a unlimited -d 'max tasks'
 complete -c sbx -n '__sbx_using create run' -l disk -x -d 'size of the writable layer'
 complete -c sbx -n '__sbx_using create run' -l nofile -x -d 'open files per process'
+complete -c sbx -n '__sbx_using create run' -l ptys -x -d 'pseudo-terminals the session may hold'
 complete -c sbx -n '__sbx_using create run' -l net -x -a 'none host proxy' -d 'network mode'
 complete -c sbx -n '__sbx_using create run' -l allow-host -x -d 'allowed destination (proxy mode)'
 complete -c sbx -n '__sbx_using create run' -l seccomp -x -a 'default strict unconfined' \

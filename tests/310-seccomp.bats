@@ -99,6 +99,13 @@ setdomainname EPERM
 lookup_dcookie EPERM
 vmsplice ok
 mknod EPERM
+mknod-chr-nodir EPERM
+mknod-blk-nodir EPERM
+mknod-chr-high EPERM
+mknod-legacy-blk EPERM
+mknod-whiteout EPERM
+mknod-fifo ok
+mknod-sock ok
 int80-getpid ENOSYS
 int80-unshare ENOSYS
 x32-getpid ENOSYS
@@ -162,6 +169,12 @@ process_vm_readv !EPERM
 keyctl !EPERM
 personality ok
 socket-netlink ok
+mknod-chr-nodir ENOENT
+mknod-blk-nodir ENOENT
+mknod-chr-high ENOENT
+mknod-legacy-blk ENOENT
+mknod-whiteout ok
+mknod-fifo ok
 '
         [[ $stderr == *unconfined* ]] || fail "no warning for --seccomp unconfined: $stderr"
 }

@@ -574,6 +574,58 @@ static long p_mknod(void)
                 unlink(path);
         return r;
 }
+/* A device node in a directory that does not exist: the kernel answers ENOENT before it checks
+ * CAP_MKNOD, so EPERM here can only come from the filter. */
+static long p_mknod_chr_nodir(void)
+{
+        return syscall(SYS_mknodat, AT_FDCWD, "/nonexistent-dir/x", S_IFCHR | 0600, makedev(1, 3));
+}
+static long p_mknod_blk_nodir(void)
+{
+        return syscall(SYS_mknodat, AT_FDCWD, "/nonexistent-dir/x", S_IFBLK | 0600, makedev(7, 0));
+}
+/* High mode bits set: the kernel reads a 16-bit mode, so this is still a device node. */
+static long p_mknod_chr_high(void)
+{
+        return syscall(SYS_mknodat, AT_FDCWD, "/nonexistent-dir/x", 0xffff0000UL | S_IFCHR | 0600,
+                       makedev(1, 3));
+}
+#ifdef SYS_mknod
+static long p_mknod_legacy_blk(void)
+{
+        return syscall(SYS_mknod, "/nonexistent-dir/x", S_IFBLK | 0600, makedev(7, 0));
+}
+#else
+static long p_mknod_legacy_blk(void)
+{
+        return p_mknod_blk_nodir();
+}
+#endif
+/* The whiteout (a 0:0 character device) needs no CAP_MKNOD: the kernel makes it. */
+static long p_mknod_whiteout(void)
+{
+        const char *path = "/tmp/sbx-probe-whiteout";
+        long r = syscall(SYS_mknodat, AT_FDCWD, path, S_IFCHR | 0600, makedev(0, 0));
+        if (r == 0)
+                unlink(path);
+        return r;
+}
+static long p_mknod_fifo(void)
+{
+        const char *path = "/tmp/sbx-probe-fifo";
+        long r = syscall(SYS_mknodat, AT_FDCWD, path, S_IFIFO | 0600, 0);
+        if (r == 0)
+                unlink(path);
+        return r;
+}
+static long p_mknod_sock(void)
+{
+        const char *path = "/tmp/sbx-probe-sock";
+        long r = syscall(SYS_mknodat, AT_FDCWD, path, S_IFSOCK | 0600, 0);
+        if (r == 0)
+                unlink(path);
+        return r;
+}
 static long p_int80_getpid(void)
 {
         return int80(I386_NR_GETPID, 0);
@@ -670,6 +722,13 @@ static const struct probe {
     {"lookup_dcookie", p_lookup_dcookie},
     {"vmsplice", p_vmsplice},
     {"mknod", p_mknod},
+    {"mknod-chr-nodir", p_mknod_chr_nodir},
+    {"mknod-blk-nodir", p_mknod_blk_nodir},
+    {"mknod-chr-high", p_mknod_chr_high},
+    {"mknod-legacy-blk", p_mknod_legacy_blk},
+    {"mknod-whiteout", p_mknod_whiteout},
+    {"mknod-fifo", p_mknod_fifo},
+    {"mknod-sock", p_mknod_sock},
     {"int80-getpid", p_int80_getpid},
     {"int80-unshare", p_int80_unshare},
     {"x32-getpid", p_x32_getpid},

@@ -30,13 +30,14 @@
         "      --pids N            max tasks (256; 'unlimited': none)\n"                          \
         "      --disk SIZE         size of the writable layer (1G)\n"                              \
         "      --nofile N          open files per process (1024)\n"                                \
+        "      --ptys N            pseudo-terminals the session may hold (64)\n"                   \
         "      --net MODE          none (default), host, proxy\n"                                  \
         "      --allow-host H      allowed destination for proxy mode (repeatable)\n"              \
         "      --seccomp P         default, strict, unconfined\n"
 
 #define CREATE_FLAGS                                                                               \
         "--name --ttl --timeout --rootfs --image --package --read-only --workdir --hostname "      \
-        "--env --mount --memory --cpus --pids --disk --nofile --net --allow-host --seccomp"
+        "--env --mount --memory --cpus --pids --disk --nofile --ptys --net --allow-host --seccomp"
 
 #define EXEC_OPTIONS                                                                               \
         "  -t, --timeout DUR       kill the command and all it started after DUR: exit 124\n"      \

@@ -39,6 +39,7 @@ void config_init_defaults(struct sbx_config *c)
             .pids = 256,
             .disk_bytes = UINT64_C(1) << 30,
             .nofile = 1024,
+            .ptys = 64,
             .net = SBX_NET_NONE,
             .seccomp = SBX_SECCOMP_DEFAULT,
             .uid_range_pick = true,

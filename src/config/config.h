@@ -57,7 +57,9 @@ struct sbx_config {
         uint64_t pids;         /* default 256 */
         uint64_t disk_bytes;   /* default 1G */
         uint64_t nofile;       /* default 1024 */
-        enum sbx_origin memory_origin, cpus_origin, pids_origin, disk_origin, nofile_origin;
+        uint64_t ptys;         /* ptys of the session's devpts (its max=); default 64 */
+        enum sbx_origin memory_origin, cpus_origin, pids_origin, disk_origin, nofile_origin,
+            ptys_origin;
 
         /* [network] */
         enum sbx_net_mode net;
@@ -107,7 +109,7 @@ int config_load_env(struct sbx_config *c, char *const *envp, struct sbx_error *e
  * Apply one create option given on the command line ("--memory", "512M"), with the same
  * validation as the ini key. Flags are the top layer. Returns -EINVAL with a usage error.
  * Flag names: --name --ttl --timeout --rootfs --image --package --read-only (value NULL)
- * --workdir --hostname --env --mount --memory --cpus --pids --disk --nofile --net
+ * --workdir --hostname --env --mount --memory --cpus --pids --disk --nofile --ptys --net
  * --allow-host --seccomp.
  */
 int config_apply_flag(struct sbx_config *c, const char *flag, const char *value,

@@ -17,10 +17,16 @@ const char *image_host_arch(void);
 int digest_parse(const char *s, char out[static DIGEST_HEX_LEN + 1]);
 
 /* ---- unpack.c: one layer tar (any compression libarchive knows) into a directory ---- */
+/* The bound of one import's logical size: SBX_IMAGE_MAX_SIZE, else IMAGE_MAX_UNPACKED. 0, or
+ * -EINVAL with a usage error in *e. */
+int image_max_unpacked(uint64_t *ret, struct sbx_error *e);
+
 struct unpack_budget {
-        uint64_t bytes;   /* logical bytes so far, against IMAGE_MAX_UNPACKED */
-        uint64_t entries; /* against IMAGE_MAX_ENTRIES */
-        uint64_t skipped; /* device nodes and sockets dropped */
+        uint64_t max_bytes; /* image_max_unpacked() */
+        uint64_t bytes;     /* logical bytes so far, against max_bytes */
+        uint64_t written;   /* data bytes written since the last check of the free space */
+        uint64_t entries;   /* against IMAGE_MAX_ENTRIES */
+        uint64_t skipped;   /* device nodes and sockets dropped */
 };
 /*
  * Unpack the archive read from blobfd into the empty directory destfd (fd-relative, never
@@ -51,8 +57,8 @@ void image_manifest_free(struct image_manifest *m);
  * into scratchfd (a private directory in the store) first. tag picks a manifest in an index
  * with several. Manifest, index and config digests are verified here; layer blobs when read.
  */
-int image_source_open(const char *source, const char *tag, int scratchfd, struct image_manifest *m,
-                      struct sbx_error *e);
+int image_source_open(const char *source, const char *tag, uint64_t max_bytes, int scratchfd,
+                      struct image_manifest *m, struct sbx_error *e);
 
 /* ---- store.c ---- */
 /* Paths under the store: layers/<hex>/, images/<id>.json, tags/<name>:<tag> -> <id>, tmp/. */

@@ -13,7 +13,8 @@
 #include "../shared/error.h"
 
 /* Bounds of one import (all layers together), documented in sbx.1. */
-#define IMAGE_MAX_UNPACKED (UINT64_C(32) << 30) /* logical bytes of every entry */
+/* logical bytes of every entry of one import, unless SBX_IMAGE_MAX_SIZE says otherwise */
+#define IMAGE_MAX_UNPACKED (UINT64_C(32) << 30)
 #define IMAGE_MAX_ENTRIES 2000000u
 #define IMAGE_MAX_LAYERS 128u
 #define IMAGE_MAX_JSON (4u << 20) /* a manifest, index or config */

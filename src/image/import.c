@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../config/config-internal.h"
+#include "../config/config.h"
 #include "../shared/macros.h"
 #include "../shared/util.h"
 #include "image-internal.h"
@@ -150,6 +151,20 @@ static int commit(struct import *im, const char *name, const char *tag, struct i
         return 0;
 }
 
+int image_max_unpacked(uint64_t *ret, struct sbx_error *e)
+{
+        const char *v = getenv("SBX_IMAGE_MAX_SIZE");
+        *ret = IMAGE_MAX_UNPACKED;
+        if (!v || !*v)
+                return 0;
+        if (parse_size(v, ret) < 0 || *ret < (UINT64_C(1) << 20))
+                return sbx_usage(e,
+                                 "invalid SBX_IMAGE_MAX_SIZE '%s': expected a size of at least "
+                                 "1M like 16G",
+                                 v);
+        return 0;
+}
+
 int image_import(const char *ref, const char *source, struct image_info *ret, struct sbx_error *e)
 {
         _cleanup_free_ char *name = NULL, *tag = NULL;
@@ -159,7 +174,9 @@ int image_import(const char *ref, const char *source, struct image_info *ret, st
         _cleanup_close_ int lockfd = -1, scratch = -1;
         struct image_info info = {0};
         struct unpack_budget b = {0};
-        int r = image_store_open(true, &im.storefd, e);
+        int r = image_max_unpacked(&b.max_bytes, e);
+        if (r == 0)
+                r = image_store_open(true, &im.storefd, e);
         if (r == 0)
                 r = store_lock(im.storefd, &lockfd, e);
         if (r < 0)
@@ -175,7 +192,7 @@ int image_import(const char *ref, const char *source, struct image_info *ret, st
                 goto out;
         scratch = openat(im.workfd, "src", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         r = scratch < 0 ? sbx_internal(e, errno, "failed to open the scratch directory")
-                        : image_source_open(source, tag, scratch, &im.m, e);
+                        : image_source_open(source, tag, b.max_bytes, scratch, &im.m, e);
         for (size_t i = 0; r == 0 && i < im.m.n_layers; i++)
                 r = import_layer(&im, i, &b, e);
         if (r == 0)

@@ -412,7 +412,7 @@ static bool layout_name(const char *p)
 }
 
 static int copy_entry(const struct archive_lib *la, struct archive *a, int scratchfd,
-                      const char *name, uint64_t *budget, struct sbx_error *e)
+                      const char *name, uint64_t max_bytes, uint64_t *budget, struct sbx_error *e)
 {
         const char *slash = strchr(name, '/');
         if (slash) {
@@ -437,8 +437,9 @@ static int copy_entry(const struct archive_lib *la, struct archive *a, int scrat
         while ((r = la->read_data_block(a, &buf, &size, &off)) == ARCHIVE_OK) {
                 if ((uint64_t)off + size > *budget)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
-                                        "image too large: the source exceeds %llu GiB",
-                                        (unsigned long long)(IMAGE_MAX_UNPACKED >> 30));
+                                        "image too large: the source exceeds %llu MiB (the "
+                                        "bound of one import: SBX_IMAGE_MAX_SIZE)",
+                                        (unsigned long long)(max_bytes >> 20));
                 if (lseek(fd, off, SEEK_SET) < 0 || write_all(fd, buf, size) < 0)
                         return sbx_internal(e, errno, "failed to copy '%s'", name);
         }
@@ -453,7 +454,7 @@ static int copy_entry(const struct archive_lib *la, struct archive *a, int scrat
 
 /* One pass over a tar source: copy the layout's files into scratch. *ret_layout: whether
  * it held an OCI index or a docker manifest (else it is a plain rootfs tarball). */
-static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
+static int scan_tar(int fd, const char *source, uint64_t max_bytes, int scratchfd, bool *ret_layout,
                     struct sbx_error *e)
 {
         const struct archive_lib *la;
@@ -463,7 +464,7 @@ static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
         if (la->read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
                 return invalid(e, source, "not a directory or a tar archive");
         struct archive_entry *en;
-        uint64_t budget = IMAGE_MAX_UNPACKED, logical = IMAGE_MAX_UNPACKED, entries = 0;
+        uint64_t budget = max_bytes, logical = max_bytes, entries = 0;
         int ar;
         *ret_layout = false;
         while ((ar = la->read_next_header(a, &en)) != ARCHIVE_EOF) {
@@ -477,16 +478,16 @@ static int scan_tar(int fd, const char *source, int scratchfd, bool *ret_layout,
                 int64_t size = la->entry_size(en);
                 if (size < 0 || (uint64_t)size > logical)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
-                                        "image too large: '%s' would unpack beyond %llu GiB "
-                                        "(the bound of one import)",
-                                        source, (unsigned long long)(IMAGE_MAX_UNPACKED >> 30));
+                                        "image too large: '%s' would unpack beyond %llu MiB "
+                                        "(the bound of one import: SBX_IMAGE_MAX_SIZE)",
+                                        source, (unsigned long long)(max_bytes >> 20));
                 logical -= (uint64_t)size;
                 const char *p = la->entry_pathname(en);
                 while (p && p[0] == '.' && p[1] == '/')
                         p += 2;
                 if (!p || la->entry_filetype(en) != AE_IFREG || !layout_name(p))
                         continue;
-                int r = copy_entry(la, a, scratchfd, p, &budget, e);
+                int r = copy_entry(la, a, scratchfd, p, max_bytes, &budget, e);
                 if (r < 0)
                         return r;
                 if (strcmp(p, "index.json") == 0 || strcmp(p, "manifest.json") == 0)
@@ -520,8 +521,8 @@ static int open_layout(int dirfd, const char *source, const char *tag, struct im
                        "(docker save)");
 }
 
-int image_source_open(const char *source, const char *tag, int scratchfd, struct image_manifest *m,
-                      struct sbx_error *e)
+int image_source_open(const char *source, const char *tag, uint64_t max_bytes, int scratchfd,
+                      struct image_manifest *m, struct sbx_error *e)
 {
         *m = (struct image_manifest){0};
         if (strncmp(source, "docker://", 9) == 0)
@@ -553,7 +554,7 @@ int image_source_open(const char *source, const char *tag, int scratchfd, struct
                 r = invalid(e, source, "not a directory or a regular file");
         else {
                 bool layout = false;
-                r = scan_tar(fd, source, scratchfd, &layout, e);
+                r = scan_tar(fd, source, max_bytes, scratchfd, &layout, e);
                 if (r == 0)
                         r = layout ? open_layout(scratchfd, source, tag, m, e) : open_plain(fd, m);
         }

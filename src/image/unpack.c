@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -184,6 +185,82 @@ static int set_owner(struct unpacker *u, int dirfd, const char *name, struct arc
         return 0;
 }
 
+/* Whether n bytes at p are all zero. */
+static bool all_zero(const char *p, size_t n)
+{
+        return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
+}
+
+/*
+ * What the store's filesystem keeps free whatever an import writes: 1% of it, at least
+ * STORE_RESERVE_MIN. Checked every STORE_CHECK_EVERY bytes written, so an archive of real data
+ * stops short of filling the host's disk (a full disk is the host's problem, not only ours).
+ */
+#define STORE_RESERVE_MIN (UINT64_C(16) << 20)
+#define STORE_CHECK_EVERY (UINT64_C(8) << 20)
+
+static int check_free_space(struct unpacker *u, int fd, const char *path)
+{
+        struct statvfs sv;
+        if (fstatvfs(fd, &sv) < 0)
+                return sbx_internal(u->e, errno,
+                                    "failed to check the free space for '%.200s' of %s", path,
+                                    u->what);
+        uint64_t unit = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
+        uint64_t reserve = (uint64_t)sv.f_blocks * unit / 100;
+        if (reserve < STORE_RESERVE_MIN)
+                reserve = STORE_RESERVE_MIN;
+        if ((uint64_t)sv.f_bavail * unit >= reserve)
+                return 0;
+        return sbx_fail(u->e, EXIT_FAILED, "limit", 0,
+                        "image too large for the store: '%.200s' of %s would leave less than %llu "
+                        "MiB free on its filesystem",
+                        path, u->what, (unsigned long long)(reserve >> 20));
+}
+
+/* Write size bytes at off, leaving every all-zero 4 KiB block a hole: the file is new, so a
+ * hole reads as the zeros it stands for, and an archive of zeros costs no disk. */
+static int write_sparse(struct unpacker *u, int fd, const char *p, size_t size, int64_t off,
+                        const char *path)
+{
+        const size_t block = 4096;
+        while (size) {
+                size_t n = size < block ? size : block;
+                if (all_zero(p, n)) {
+                        p += n;
+                        size -= n;
+                        off += (int64_t)n;
+                        continue;
+                }
+                /* a run of data blocks in one write */
+                while (n < size) {
+                        size_t next = size - n < block ? size - n : block;
+                        if (all_zero(p + n, next))
+                                break;
+                        n += next;
+                }
+                if ((u->b->written += n) >= STORE_CHECK_EVERY) {
+                        u->b->written = 0;
+                        int r = check_free_space(u, fd, path);
+                        if (r < 0)
+                                return r;
+                }
+                while (n) {
+                        ssize_t w = pwrite(fd, p, n, off);
+                        if (w < 0 && errno == EINTR)
+                                continue;
+                        if (w <= 0)
+                                return sbx_internal(u->e, errno, "failed to write '%.200s' of %s",
+                                                    path, u->what);
+                        p += w;
+                        n -= (size_t)w;
+                        size -= (size_t)w;
+                        off += w;
+                }
+        }
+        return 0;
+}
+
 static int write_data(struct unpacker *u, struct archive *a, int fd, int64_t entry_size,
                       const char *path)
 {
@@ -197,18 +274,9 @@ static int write_data(struct unpacker *u, struct archive *a, int fd, int64_t ent
                 if (off < 0 || (uint64_t)off > (uint64_t)entry_size ||
                     size > (uint64_t)entry_size - (uint64_t)off)
                         return bad_entry(u, path, "has data beyond its size");
-                const char *p = buf;
-                while (size) {
-                        ssize_t n = pwrite(fd, p, size, off);
-                        if (n < 0 && errno == EINTR)
-                                continue;
-                        if (n <= 0)
-                                return sbx_internal(u->e, errno, "failed to write '%.200s' of %s",
-                                                    path, u->what);
-                        p += n;
-                        size -= (size_t)n;
-                        off += n;
-                }
+                int w = write_sparse(u, fd, buf, size, off, path);
+                if (w < 0)
+                        return w;
         }
         if (r != ARCHIVE_EOF)
                 return bad_entry(u, path,
@@ -320,11 +388,11 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
                                 "image too large: more than %u entries (the bound of one import)",
                                 IMAGE_MAX_ENTRIES);
         int64_t size = la->entry_size(en);
-        if (size < 0 || (uint64_t)size > IMAGE_MAX_UNPACKED - u->b->bytes)
+        if (size < 0 || (uint64_t)size > u->b->max_bytes - u->b->bytes)
                 return sbx_fail(u->e, EXIT_FAILED, "limit", 0,
                                 "image too large: entry '%.200s' of %s would unpack beyond %llu "
-                                "GiB (the bound of one import)",
-                                path, u->what, (unsigned long long)(IMAGE_MAX_UNPACKED >> 30));
+                                "MiB (the bound of one import: SBX_IMAGE_MAX_SIZE)",
+                                path, u->what, (unsigned long long)(u->b->max_bytes >> 20));
         u->b->bytes += (uint64_t)size;
 
         mode_t type = la->entry_filetype(en);

@@ -44,6 +44,7 @@ static void limits(struct buf *b, const struct sbx_config *c, const struct cgrou
         limit(b, false, "pids", c->pids, enforced_by(plan, CG_PIDS));
         limit(b, false, "disk_bytes", c->disk_bytes, "tmpfs size and nr_inodes");
         limit(b, false, "nofile", c->nofile, "RLIMIT_NOFILE");
+        limit(b, false, "ptys", c->ptys, "devpts max");
         (void)buf_puts(b, "}");
 }
 

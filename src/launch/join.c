@@ -154,14 +154,19 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                 spec->errfd = errp[1];
                 exec_child_run(spec);
         }
-        reaper_hello(f->status[1], false); /* C runs meanwhile */
+        /* C runs meanwhile. A client killed while B was starting has left no reader: C must
+         * not outlive it (B would leave, and C live on as an orphan of the init). */
+        if (reaper_hello_sent(f->status[1]) < 0) {
+                reaper_kill_tree();
+                _exit(EXIT_SBX_FAILED);
+        }
         /* B follows (it forked C from outside, so C starts even when the session's pids are
          * all taken). B is sbx's own; where it cannot enter, it still dies with the session. */
         if (in_init_cgroup)
                 closep(&cx->init_procs);
         (void)cgroup_exec_enter_reaper(cx);
         if ((cr = session_ns_join_cgroup(ns)) < 0) {
-                (void)kill(c, SIGKILL);
+                reaper_kill_tree();
                 sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
                          "failed to join the session's cgroup namespace");
                 reaper_fail(f->status[1], &ce);
@@ -171,7 +176,7 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
         close_all_except(keep, ARRAY_SIZE(keep));
         if ((cr = reaper_drop_caps()) < 0) {
-                (void)kill(c, SIGKILL);
+                reaper_kill_tree();
                 sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr, "failed to drop capabilities");
                 reaper_fail(f->status[1], &ce);
         }

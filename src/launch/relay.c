@@ -128,7 +128,40 @@ static void on_report(struct relay *r, struct sbx_error *e)
         }
 }
 
-/* After C ended: take what is already buffered, without waiting for background writers. */
+/* Read from *fd until it has given budget bytes, its end, or nothing more right now. */
+static void pump_at_most(struct relay *r, int *fd, int caller_fd, size_t budget)
+{
+        while (*fd >= 0 && budget > 0) {
+                ssize_t n = pump(r, fd, caller_fd);
+                if (n <= 0)
+                        return;
+                budget = (size_t)n < budget ? budget - (size_t)n : 0;
+        }
+}
+
+/* Bytes queued in a pipe now (0 when the kernel does not say). */
+static size_t queued(int fd)
+{
+        int n = 0;
+        return fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
+}
+
+/*
+ * The tty layer hands what C wrote to the master asynchronously, so its last output may come a
+ * little after its end: read until EIO (no writer left) or a quiet moment. A background process
+ * that keeps the terminal busy is cut off after TTY_DRAIN_MAX bytes or TTY_DRAIN_MS: C could
+ * not have left more than the tty's buffers hold unread (its writes block when they are full).
+ */
+#define TTY_QUIET_MS 50
+#define TTY_DRAIN_MS 500
+#define TTY_DRAIN_MAX (UINT64_C(1) << 20)
+
+/*
+ * After C ended: take what it left buffered, and not a byte more. `exec` returns when its
+ * command's main process exits, whatever it left in the background: a background writer must
+ * not keep the client reading (nor the caller's pipe open). What such a writer writes later
+ * goes to B, which holds the read ends and discards it, so it never gets SIGPIPE.
+ */
 static void drain(struct relay *r)
 {
         if (r->src_out >= 0)
@@ -136,19 +169,26 @@ static void drain(struct relay *r)
         if (r->src_err >= 0)
                 (void)fd_set_nonblock(r->src_err, true);
         if (r->rq->tty) {
-                /* The tty layer hands data to the master asynchronously: read until EIO (no
-                 * writer left) or a short quiet period (a background process holds it). */
-                while (r->src_out >= 0) {
+                uint64_t deadline = now_monotonic_ms() + TTY_DRAIN_MS;
+                uint64_t taken = 0;
+                while (r->src_out >= 0 && taken < TTY_DRAIN_MAX) {
+                        uint64_t now = now_monotonic_ms();
+                        int wait = now >= deadline                 ? 0
+                                   : deadline - now < TTY_QUIET_MS ? (int)(deadline - now)
+                                                                   : TTY_QUIET_MS;
                         struct pollfd p = {.fd = r->src_out, .events = POLLIN};
-                        if (poll(&p, 1, 50) <= 0 || pump(r, &r->src_out, 1) == 0)
+                        ssize_t n;
+                        if (wait == 0 || poll(&p, 1, wait) <= 0 ||
+                            (n = pump(r, &r->src_out, 1)) == 0)
                                 break;
+                        taken += (uint64_t)n;
                 }
                 return;
         }
-        while (r->src_out >= 0 && pump(r, &r->src_out, 1) > 0)
-                ;
-        while (r->src_err >= 0 && pump(r, &r->src_err, 2) > 0)
-                ;
+        /* Measured first, so what a background process adds meanwhile is not waited for. */
+        size_t out = queued(r->src_out), err = queued(r->src_err);
+        pump_at_most(r, &r->src_out, 1, out);
+        pump_at_most(r, &r->src_err, 2, err);
 }
 
 static void set_raw(struct relay *r)

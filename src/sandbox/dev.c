@@ -48,8 +48,13 @@ int rootfs_setup_dev(const struct sbx_config *c, int rootfd, int hostfd, struct 
         _cleanup_close_ int pts = mnt_open_target(devfd, "/pts", true, e);
         if (pts < 0)
                 return pts;
-        const char *pts_opts[] = {"newinstance", NULL, "ptmxmode", "0666", "mode", "0620",
-                                  NULL,          NULL};
+        /* max=: the session's own ptys are bounded, so it cannot take every pty of the host
+         * (kernel.pty.max counts the ptys of every devpts instance) and leave none for the
+         * other sessions' `exec -T`. */
+        char ptys[24];
+        snprintf(ptys, sizeof(ptys), "%llu", (unsigned long long)c->ptys);
+        const char *pts_opts[] = {"newinstance", NULL,  "ptmxmode", "0666", "mode",
+                                  "0620",        "max", ptys,       NULL,   NULL};
         if ((r = mnt_new_fs("devpts", pts_opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, pts,
                             "/dev/pts", e)) < 0)
                 return r;

@@ -174,8 +174,12 @@ static void serve(int conn, int init_sigfd)
                 reaper_fail(conn, &e);
         }
         if (reaper_hello_sent(conn) < 0) {
-                /* the client is gone already: C must not run unsupervised */
-                (void)kill(c, SIGKILL);
+                /* the client is gone already: C must not run unsupervised (B's tree is C's;
+                 * the init's is the whole session, which ends with `run`'s client anyway) */
+                if (init_sigfd < 0)
+                        reaper_kill_tree();
+                else
+                        (void)kill(c, SIGKILL);
                 _exit(EXIT_SBX_FAILED);
         }
         close(errp[1]);

@@ -84,7 +84,7 @@ static size_t collect_descendants(pid_t root, pid_t *out, size_t cap)
  * command's tree is re-parented to B and stays visible here; each round kills all it sees, and
  * a process forked meanwhile can only come from one killed in this round.
  */
-static void kill_tree(void)
+void reaper_kill_tree(void)
 {
         static pid_t pids[65536];
         for (int round = 0; round < 10000; round++) {
@@ -177,7 +177,7 @@ _noreturn_ void reaper_watch(const struct reaper_fds *k, pid_t c)
                 if (p[1].revents & (POLLHUP | POLLERR)) {
                         /* The client is gone. Before C ended, that means "kill it all". */
                         if (c_alive) {
-                                kill_tree();
+                                reaper_kill_tree();
                                 _exit(1);
                         }
                         close(k->status);

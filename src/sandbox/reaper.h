@@ -50,6 +50,9 @@ void reaper_hello(int status_fd, bool retry);
 /* The same with B's pidfd, for a B that must clean up when it fails. 0 or -errno. */
 int reaper_hello_sent(int status_fd);
 
+/* Kill everything C started (and C): B is a child subreaper, so all of it is B's. */
+void reaper_kill_tree(void);
+
 /* B could not start C: say why instead of vanishing. */
 _noreturn_ void reaper_fail(int status_fd, const struct sbx_error *ce);
 

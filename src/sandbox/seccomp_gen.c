@@ -19,12 +19,12 @@
  * syscall (Docker's EPERM default broke glibc's faccessat2 fallback for exactly this reason).
  *
  * Two filters, stacked. The first ("argument filter") allows everything except argument
- * patterns: clone with namespace flags, ioctl TIOCSTI/TIOCLINUX, socket families. The second
- * ("syscall filter") is the allow list. The kernel runs both and the stricter verdict wins,
- * so no allow rule can ever shadow an argument rule. In one filter they would meet on the
- * same syscall, and libseccomp silently drops conditional rules when the same syscall also
- * has an unconditional rule with another action: an unconditional "allow ioctl" would make
- * a TIOCSTI rule vanish without an error.
+ * patterns: clone with namespace flags, ioctl TIOCSTI/TIOCLINUX, socket families, device
+ * nodes in mknod/mknodat. The second ("syscall filter") is the allow list. The kernel runs
+ * both and the stricter verdict wins, so no allow rule can ever shadow an argument rule. In
+ * one filter they would meet on the same syscall, and libseccomp silently drops conditional
+ * rules when the same syscall also has an unconditional rule with another action: an
+ * unconditional "allow ioctl" would make a TIOCSTI rule vanish without an error.
  *
  * Compat ABIs are refused, not filtered. Only the target's native ABI is in the filters; the
  * bad-arch action answers ENOSYS to every syscall made through another one: int 0x80 / i386
@@ -51,6 +51,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../shared/macros.h"
@@ -181,6 +182,33 @@ static int add_socket_rules(struct build *b, scmp_filter_ctx ctx, const char *na
         return rule_add(b, ctx, eaf, name, 1, &above);
 }
 
+/*
+ * Device nodes: mknod(2) and mknodat(2) of a block or character device are refused here, not
+ * left to the kernel's CAP_MKNOD check (which a capability leak, or the whiteout exception
+ * for a 0:0 character device, would pass). FIFOs, sockets and regular files stay allowed. The
+ * kernel reads the mode as a 16-bit umode_t, so only the S_IFMT bits are compared: bits above
+ * them cannot change the type the kernel sees.
+ */
+static int add_mknod_rules(struct build *b, scmp_filter_ctx ctx)
+{
+        static const uint64_t device_types[] = {S_IFCHR, S_IFBLK};
+        static const struct {
+                const char *name;
+                unsigned int mode_arg;
+        } calls[] = {{"mknod", 1}, {"mknodat", 2}};
+        for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
+                for (size_t j = 0; j < ARRAY_SIZE(device_types); j++) {
+                        struct scmp_arg_cmp c = {.arg = calls[i].mode_arg,
+                                                 .op = SCMP_CMP_MASKED_EQ,
+                                                 .datum_a = S_IFMT,
+                                                 .datum_b = device_types[j]};
+                        int r = rule_add(b, ctx, SCMP_ACT_ERRNO(EPERM), calls[i].name, 1, &c);
+                        if (r < 0)
+                                return r;
+                }
+        return 0;
+}
+
 /* The argument filter: default allow, every rule refuses an argument pattern. */
 static int build_argument_filter(struct build *b, scmp_filter_ctx *ret)
 {
@@ -208,6 +236,10 @@ static int build_argument_filter(struct build *b, scmp_filter_ctx *ret)
                 if (r < 0)
                         return r;
         }
+
+        r = add_mknod_rules(b, ctx);
+        if (r < 0)
+                return r;
 
         r = add_socket_rules(b, ctx, "socket");
         if (r < 0)

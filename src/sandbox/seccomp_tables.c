@@ -8,8 +8,8 @@
  * running them under strace. Names that do not exist on the build's architecture are skipped
  * by seccomp.c, so one table serves x86_64 and aarch64.
  *
- * Syscalls with argument rules (clone, ioctl, socket, socketpair) are allowed here by name and
- * restricted by the argument filter in seccomp.c; personality is allowed for the values in
+ * Syscalls with argument rules (clone, ioctl, socket, socketpair, mknod, mknodat) are allowed
+ * here by name and restricted by the argument filter in seccomp.c; personality is allowed for the values in
  * seccomp_personality_allowed only.
  */
 #include "seccomp_tables.h"
@@ -211,7 +211,7 @@ const struct seccomp_allow seccomp_allow_table[] = {
     {"futimesat", B},
     {"getdents", B},
     {"getdents64", B},
-    {"mknod", B}, /* FIFOs and sockets; device nodes need CAP_MKNOD */
+    {"mknod", B}, /* FIFOs and sockets; device nodes refused by the argument filter */
     {"mknodat", B},
     {"getxattr", B},
     {"lgetxattr", B},

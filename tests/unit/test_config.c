@@ -271,6 +271,11 @@ static void test_flag_numbers(struct t *t)
         CHECK(flag(t, "--nofile", "1048576") == 0 && t->c.nofile == 1048576);
         CHECK(usage_err(t, flag(t, "--nofile", "15")));
         CHECK(usage_err(t, flag(t, "--nofile", "1048577")));
+        CHECK(t->c.ptys == 64);
+        CHECK(flag(t, "--ptys", "1") == 0 && t->c.ptys == 1);
+        CHECK(t->c.ptys_origin == SBX_ORIGIN_FLAG);
+        CHECK(flag(t, "--ptys", "4096") == 0 && t->c.ptys == 4096);
+        CHECK(usage_err(t, flag(t, "--ptys", "0")) && usage_err(t, flag(t, "--ptys", "4097")));
 
         CHECK(flag(t, "--ttl", "0") == 0 && t->c.ttl_sec == 0);
         CHECK(flag(t, "--ttl", "2h") == 0 && t->c.ttl_sec == 7200);
@@ -502,7 +507,7 @@ static void test_ini(struct t *t)
         CHECK(usage_err(t, ini(t, "[limits]\nmemroy = 1G\n")));
         CHECK_STR(t->e.message, fmt(t,
                                     "unknown key 'memroy' in [limits] in %s line 2 (known keys: "
-                                    "memory, cpus, pids, disk, nofile)",
+                                    "memory, cpus, pids, disk, nofile, ptys)",
                                     f));
         CHECK(usage_err(t, ini(t, "# c\n[limit]\nmemory = 1G\n")));
         CHECK_STR(t->e.message, fmt(t,
