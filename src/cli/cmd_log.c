@@ -57,6 +57,8 @@ static int open_log(struct cli *cli, const char *id_or_name)
         int r = config_load(&c, cli->config_file, &cli->err);
         _cleanup_close_ int rtfd = -1;
         if (r == 0)
+                r = runtime_check_ref(id_or_name, &cli->err);
+        if (r == 0)
                 r = runtime_open(&rtfd, &cli->err);
         if (r < 0) {
                 config_free(&c);
@@ -161,7 +163,7 @@ int cmd_log(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", log_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "h", log_options, NULL)) != -1) {
                 int k = args_common(cli, "log", opt);
                 if (k == -1)
                         return 0;
