@@ -66,8 +66,7 @@ int main(int argc, char **argv)
                          !strcmp(argv[i], "--version")) {
                         cli.json = cli.json || wants_json(argc, argv, i);
                         return finish("help", command_find("help")->run(&cli, argc - i, argv + i));
-                }
-                else {
+                } else {
                         cli.json = cli.json || wants_json(argc, argv, i);
                         sbx_usage(&cli.err, "unknown option '%s'", argv[i]);
                         return cli_finish_error(&cli, NULL);

@@ -7,7 +7,8 @@
 static int print_overview_json(struct cli *cli)
 {
         _cleanup_buf_ struct buf b = {0};
-        buf_puts(&b, "{\"usage\":\"sbx [--json] [--config FILE] COMMAND [ARGS...]\",\"commands\":[");
+        buf_puts(&b,
+                 "{\"usage\":\"sbx [--json] [--config FILE] COMMAND [ARGS...]\",\"commands\":[");
         for (size_t i = 0; i < sbx_n_commands; i++) {
                 buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
                 json_cstr(&b, sbx_commands[i].name);

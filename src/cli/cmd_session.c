@@ -119,10 +119,11 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
         return cli_print(cli, &b) ? cli_finish_error(cli, "connect") : 0;
 }
 
-/* ,"error":{"code":..,"message":..} */
-static void error_json(struct buf *b, const struct sbx_error *e)
+/* lead + "error":{"code":..,"message":..} */
+static void error_json(struct buf *b, const char *lead, const struct sbx_error *e)
 {
-        buf_puts(b, ",\"error\":{\"code\":");
+        buf_puts(b, lead);
+        buf_puts(b, "\"error\":{\"code\":");
         json_cstr(b, e->code ? e->code : "internal");
         buf_puts(b, ",\"message\":");
         json_cstr(b, e->message);
@@ -176,10 +177,17 @@ static int destroy_one(int *rtfd, const char *arg, bool force, struct sbx_error 
 /*
  * One document for all the IDs: {"destroyed":[ids...],"results":[{"id":..,"destroyed":bool
  * (,"error":{..})}...]}, and when any failed also "error", the first failure (its exit
- * status is destroy's).
+ * status is destroy's). One ID that failed is the plain {"error":..} of every command.
  */
 static int destroy_json(struct cli *cli, char **ids, const struct sbx_error *errs, int n)
 {
+        if (n == 1 && cli->err.exit_code) {
+                _cleanup_buf_ struct buf e = {0};
+                error_json(&e, "{", &cli->err);
+                buf_puts(&e, "}\n");
+                (void)cli_print(cli, &e);
+                return cli->err.exit_code;
+        }
         _cleanup_buf_ struct buf b = {0};
         buf_puts(&b, "{\"destroyed\":[");
         for (int i = 0, k = 0; i < n; i++)
@@ -193,12 +201,12 @@ static int destroy_json(struct cli *cli, char **ids, const struct sbx_error *err
                 json_cstr(&b, ids[i]);
                 buf_printf(&b, ",\"destroyed\":%s", errs[i].exit_code ? "false" : "true");
                 if (errs[i].exit_code)
-                        error_json(&b, &errs[i]);
+                        error_json(&b, ",", &errs[i]);
                 buf_puts(&b, "}");
         }
         buf_puts(&b, "]");
         if (cli->err.exit_code)
-                error_json(&b, &cli->err);
+                error_json(&b, ",", &cli->err);
         buf_puts(&b, "}\n");
         int r = cli_print(cli, &b);
         return cli->err.exit_code ? cli->err.exit_code : r;

@@ -86,8 +86,7 @@ static char *read_line(char *str, int num, void *stream)
         x->l.line++;
         size_t len = strlen(str);
         if (len != (size_t)n) {
-                x->r = sbx_usage(x->l.e,
-                                 "line %u of %s contains a NUL byte: a config file is text",
+                x->r = sbx_usage(x->l.e, "line %u of %s contains a NUL byte: a config file is text",
                                  x->l.line, x->l.file);
                 return NULL;
         }

@@ -65,7 +65,7 @@ const struct archive_lib *archive_lib_load(struct sbx_error *e)
                 void *sym = dlsym(handle, archive_symbols[i].name);
                 if (!sym) {
                         sbx_unsupported(e, 0, "image import needs %s: %s", ARCHIVE_LIB_SONAME,
-                                     dlerror());
+                                        dlerror());
                         dlclose(handle);
                         return NULL;
                 }
@@ -99,9 +99,9 @@ struct archive *archive_lib_reader(const struct archive_lib **ret_la, struct sbx
         for (size_t i = 0; i < ARRAY_SIZE(support); i++)
                 if (support[i].got != ARCHIVE_OK) {
                         sbx_unsupported(e, 0,
-                                     "image import needs %s with built-in %s support (this one "
-                                     "would run an external program or lacks it)",
-                                     ARCHIVE_LIB_SONAME, support[i].what);
+                                        "image import needs %s with built-in %s support (this one "
+                                        "would run an external program or lacks it)",
+                                        ARCHIVE_LIB_SONAME, support[i].what);
                         la->read_free(a);
                         return NULL;
                 }

@@ -26,8 +26,8 @@ static int canonical(const char *path, char out[static PATH_MAX])
                 if (realpath(head, real)) {
                         const char *rest = path + cut;
                         bool root = strcmp(real, "/") == 0;
-                        int n = snprintf(out, PATH_MAX, "%s%s", root && *rest == '/' ? "" : real,
-                                         rest);
+                        int n =
+                            snprintf(out, PATH_MAX, "%s%s", root && *rest == '/' ? "" : real, rest);
                         return n < PATH_MAX ? 0 : -ENAMETOOLONG;
                 }
                 char *slash = strrchr(head, '/');

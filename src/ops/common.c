@@ -205,8 +205,8 @@ int ops_entry_line(struct buf *out, const struct stat *st, const char *name)
 {
         char t[21];
         ops_format_time((int64_t)st->st_mtim.tv_sec, t);
-        int r = buf_printf(out, "%c %lld %s ", ops_type_char(st->st_mode), (long long)st->st_size,
-                           t);
+        int r =
+            buf_printf(out, "%c %lld %s ", ops_type_char(st->st_mode), (long long)st->st_size, t);
         if (r == 0)
                 r = escape_cstr(out, name, 0);
         return r < 0 ? r : buf_append(out, "\n", 1);

@@ -175,14 +175,15 @@ static void on_match(struct gfile *g, size_t ls, size_t le)
         struct grep_search *s = g->s;
         g->count++;
         switch (g->req->mode) {
-        case OPS_GREP_FILES:
+        case OPS_GREP_FILES: {
                 g->done = true;
                 if (!take_slot(g))
                         return;
-                if ((g->req->json ? json_cstr(s->out, g->path)
-                                  : put_path(s->out, g->path, "\n")) < 0)
+                int r = g->req->json ? json_cstr(s->out, g->path) : put_path(s->out, g->path, "\n");
+                if (r < 0)
                         s->error = -ENOMEM;
                 return;
+        }
         case OPS_GREP_COUNT:
                 return;
         case OPS_GREP_CONTENT:

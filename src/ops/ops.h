@@ -47,9 +47,10 @@
  *    JSON "lines" = the file's total line count (a last line without newline counts),
  *    "content" = the numbered rows only (no notice, "" for an empty file), "truncated" =
  *    lines after the offset were left out (the 500 KiB cap, --limit, or the scan bound).
- *    Human rows are escaped (tab kept) when escape_content is set. --binary ignores --offset/--limit, refuses files above
- *    OPS_BINARY_MAX ("limit"), prints base64 in 76-column lines (as base64(1)); JSON
- *    content is the base64 without line breaks. Non-regular files: "not_text".
+ *    Human rows are escaped (tab kept) when escape_content is set. --binary ignores
+ *    --offset/--limit, refuses files above OPS_BINARY_MAX ("limit"), prints base64 in
+ *    76-column lines (as base64(1)); JSON content is the base64 without line breaks.
+ *    Non-regular files: "not_text".
  *  - write: mode 0644 minus the session umask, parents 0755; prints
  *    "Wrote N bytes to 'PATH'", JSON {"path":"/abs","bytes":N}. A failed write removes the
  *    file it created. CONTENT is capped at OPS_WRITE_MAX ("limit").

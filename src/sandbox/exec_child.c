@@ -171,8 +171,7 @@ _noreturn_ void exec_child_run(const struct exec_spec *s)
                 execvp(s->argv[0], s->argv);
                 int err = errno;
                 /* "pip install x" as one word: sbx runs no shell, say so */
-                if (err == ENOENT && strpbrk(s->argv[0], " \t") &&
-                    !strchr(s->argv[0], '/'))
+                if (err == ENOENT && strpbrk(s->argv[0], " \t") && !strchr(s->argv[0], '/'))
                         r = sbx_fail(&e, EXIT_NOT_FOUND, "not_found", 0,
                                      "failed to execute '%s': no such command; sbx runs no "
                                      "shell: pass the words as separate arguments, or use "

@@ -53,11 +53,14 @@ int main(void)
         CHECK_STR(esc("back\\slash", 10, 0, &b), "back\\\\slash");
         CHECK_STR(esc("del\x7f", 4, 0, &b), "del\\x7f");
         CHECK_STR(esc("nul\0x", 5, 0, &b), "nul\\x00x");
-        CHECK_STR(esc("c1\xc2\x9b" "2J", 6, 0, &b), "c1\\xc2\\x9b2J"); /* U+009B CSI */
-        CHECK_STR(esc("raw\x9b", 4, 0, &b), "raw\\x9b");                  /* invalid UTF-8 */
+        CHECK_STR(esc("c1\xc2\x9b"
+                      "2J",
+                      6, 0, &b),
+                  "c1\\xc2\\x9b2J");                     /* U+009B CSI */
+        CHECK_STR(esc("raw\x9b", 4, 0, &b), "raw\\x9b"); /* invalid UTF-8 */
         CHECK_STR(esc("h\xc3\xa9 \xe2\x82\xac", 7, 0, &b), "h\xc3\xa9 \xe2\x82\xac"); /* kept */
-        CHECK_STR(esc("\xc2\xa0nbsp", 6, 0, &b), "\xc2\xa0nbsp"); /* U+00A0 is not C1 */
-        CHECK_STR(esc("cut\xe2\x82", 5, 0, &b), "cut\\xe2\\x82");  /* truncated sequence */
+        CHECK_STR(esc("\xc2\xa0nbsp", 6, 0, &b), "\xc2\xa0nbsp");    /* U+00A0 is not C1 */
+        CHECK_STR(esc("cut\xe2\x82", 5, 0, &b), "cut\\xe2\\x82");    /* truncated sequence */
         CHECK_STR(esc("\xed\xa0\x80", 3, 0, &b), "\\xed\\xa0\\x80"); /* a surrogate */
         /* content flags */
         CHECK_STR(esc("a\tb\nc\x1b", 6, ESCAPE_KEEP_TAB, &b), "a\tb\\nc\\x1b");
