@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* sbx: dispatch through the command table (src/cli/commands.c); nothing else lives here. */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -18,15 +19,33 @@ static void ensure_stdio(void)
                 }
 }
 
-/* stdout write errors (a full disk, a closed pipe) are failures, reported once. */
-static int finish(int code)
+/*
+ * stdout write errors (a full disk, a closed pipe) are failures, reported once. 125 is exec's
+ * and run's ("sbx failed around the command"); any other command that fails in itself exits
+ * 1, with its JSON code ("internal") telling the cause.
+ */
+static int finish(const char *command, int code)
 {
         if (fflush(stdout) != 0 || ferror(stdout)) {
                 if (code == 0)
                         fprintf(stderr, "sbx: failed to write the output: %m\n");
-                return code ? code : EXIT_SBX_FAILED;
+                code = code ? code : EXIT_SBX_FAILED;
         }
-        return code;
+        bool runs_command = strcmp(command, "exec") == 0 || strcmp(command, "run") == 0;
+        return code == EXIT_SBX_FAILED && !runs_command ? EXIT_FAILED : code;
+}
+
+/*
+ * Is "--json" among argv[from..] before "--"? Decided before anything can fail, so that every
+ * error, also one found before the option is reached, is one JSON document. exec and run are
+ * left to their own parsing: the words after their options are the command's.
+ */
+static bool wants_json(int argc, char **argv, int from)
+{
+        for (int i = from; i < argc && strcmp(argv[i], "--") != 0; i++)
+                if (strcmp(argv[i], "--json") == 0)
+                        return true;
+        return false;
 }
 
 int main(int argc, char **argv)
@@ -44,19 +63,23 @@ int main(int argc, char **argv)
                 else if (strncmp(argv[i], "--config=", 9) == 0)
                         cli.config_file = argv[i] + 9;
                 else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h") ||
-                         !strcmp(argv[i], "--version"))
-                        return finish(command_find("help")->run(&cli, argc - i, argv + i));
-                else {
+                         !strcmp(argv[i], "--version")) {
+                        cli.json = cli.json || wants_json(argc, argv, i);
+                        return finish("help", command_find("help")->run(&cli, argc - i, argv + i));
+                } else {
+                        cli.json = cli.json || wants_json(argc, argv, i);
                         sbx_usage(&cli.err, "unknown option '%s'", argv[i]);
                         return cli_finish_error(&cli, NULL);
                 }
         }
         if (i >= argc)
-                return finish(command_find("help")->run(&cli, 1, (char *[]){"help", NULL}));
+                return finish("help", command_find("help")->run(&cli, 1, (char *[]){"help", NULL}));
         const struct command *cmd = command_find(argv[i]);
+        if (!cmd || (strcmp(cmd->name, "exec") != 0 && strcmp(cmd->name, "run") != 0))
+                cli.json = cli.json || wants_json(argc, argv, i);
         if (!cmd) {
                 sbx_usage(&cli.err, "unknown command '%s'", argv[i]);
                 return cli_finish_error(&cli, NULL);
         }
-        return finish(cmd->run(&cli, argc - i, argv + i));
+        return finish(cmd->name, cmd->run(&cli, argc - i, argv + i));
 }

@@ -308,7 +308,10 @@ sha_in() {
         printf 'a\nb\nc\nd\n' | put /workspace/j.txt
         sbx_ok read --json --offset 1 --limit 2 "$sid" j.txt
         json_doc
-        jtrue '. == {"path":"/workspace/j.txt","content":"     2\tb\n     3\tc\n","lines":4,"truncated":false}' || fail "$output"
+        # line 4 was left out: truncated tells the caller that more lines exist
+        jtrue '. == {"path":"/workspace/j.txt","content":"     2\tb\n     3\tc\n","lines":4,"truncated":true}' || fail "$output"
+        sbx_ok read --json --offset 1 --limit 3 "$sid" j.txt
+        jtrue '.truncated == false' || fail "$output"
 }
 
 @test "read: a relative PATH is relative to the session's workdir" {

@@ -6,6 +6,7 @@
 
 #include "../image/image.h"
 #include "../launch/audit_create.h"
+#include "../launch/mount_guard.h"
 #include "../shared/util.h"
 #include "progress.h"
 
@@ -27,14 +28,37 @@ const struct option create_long_options[] = {
 };
 const size_t n_create_long_options = sizeof(create_long_options) / sizeof(create_long_options[0]);
 
-int args_print_help(const char *command)
+int args_print_help(struct cli *cli, const char *command)
 {
         const struct command *c = command_find(command);
         if (!c)
                 return EXIT_USAGE;
-        printf("Usage: sbx %s%s%s\n\n%s\n\nOptions:\n%s\nExamples:\n%s", c->name,
-               c->synopsis[0] ? " " : "", c->synopsis, c->summary, c->options, c->examples);
-        return 0;
+        _cleanup_buf_ struct buf b = {0}, usage = {0};
+        buf_printf(&usage, "sbx %s%s%s", c->name, c->synopsis[0] ? " " : "", c->synopsis);
+        if (!cli->json) {
+                buf_printf(&b, "Usage: %s\n\n%s\n\nOptions:\n%s\nExamples:\n%s", usage.data,
+                           c->summary, c->options, c->examples);
+                return cli_print(cli, &b);
+        }
+        buf_puts(&b, "{\"name\":");
+        json_cstr(&b, c->name);
+        buf_puts(&b, ",\"usage\":");
+        json_cstr(&b, usage.data);
+        buf_puts(&b, ",\"summary\":");
+        json_cstr(&b, c->summary);
+        buf_puts(&b, ",\"options\":");
+        json_cstr(&b, c->options);
+        buf_puts(&b, ",\"examples\":");
+        json_cstr(&b, c->examples);
+        buf_puts(&b, ",\"flags\":[");
+        /* the table's flag list: "--a --b ..." */
+        for (const char *p = c->flags, *q; *p; p = *q ? q + 1 : q) {
+                q = strchrnul(p, ' ');
+                buf_puts(&b, p == c->flags ? "" : ",");
+                json_string(&b, p, (size_t)(q - p));
+        }
+        buf_puts(&b, "]}\n");
+        return cli_print(cli, &b);
 }
 
 int args_common_argv(struct cli *cli, const char *command, int opt, const char *argv_opt)
@@ -48,7 +72,7 @@ int args_common_argv(struct cli *cli, const char *command, int opt, const char *
                 return 1;
         case OPT_HELP:
         case 'h':
-                args_print_help(command);
+                args_print_help(cli, command);
                 return -1;
         case '?':
                 sbx_usage(&cli->err, "unknown option '%s' for '%s'", argv_opt, command);
@@ -93,6 +117,8 @@ int args_build_config(struct cli *cli, const struct flag_list *fl, struct sbx_co
         int r = config_load(c, cli->config_file, &cli->err);
         for (size_t i = 0; r == 0 && i < fl->n; i++)
                 r = config_apply_flag(c, fl->items[i].flag, fl->items[i].value, &cli->err);
+        if (r == 0)
+                r = mount_guard_check(c, &cli->err);
         if (r == 0) { /* resolves --image (pulled when missing), holds it for the session */
                 struct cli_progress pr;
                 struct image_pull_opts pull = {0};
@@ -161,7 +187,7 @@ int args_finish_exec(struct cli *cli, struct exec_result *res, int r)
         struct sbx_error *x = &res->exec_error;
         if (!cli->json) {
                 if (x->exit_code)
-                        fprintf(stderr, "sbx: %s\n", x->message);
+                        cli_message("sbx: ", x->message);
                 if (res->truncated)
                         fprintf(stderr, "sbx: output truncated at --max-output\n");
                 if (res->timed_out)

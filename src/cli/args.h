@@ -45,8 +45,9 @@ void args_print_warnings(const struct sbx_config *c);
 /* exec options; returns 1 when opt was one, 0 when not, negative on a bad value */
 int args_exec_option(struct cli *cli, int opt, const char *arg, struct exec_request *rq,
                      struct flag_list *env_adds);
-/* Print `sbx COMMAND --help`. */
-int args_print_help(const char *command);
+/* Print `sbx COMMAND --help` (with --json: {"name","usage","summary","options","examples",
+ * "flags":[...]}). */
+int args_print_help(struct cli *cli, const char *command);
 /* Print an exec result (human: nothing more; JSON: the result object) and return its code. */
 int args_finish_exec(struct cli *cli, struct exec_result *res, int r);
 /* The -e values recorded in fl as a NULL-terminated vector (pointers into argv). */

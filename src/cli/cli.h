@@ -41,7 +41,13 @@ int cli_finish_error(struct cli *cli, const char *command);
 int cli_print(struct cli *cli, const struct buf *b);
 /* Print `sbx --version`: the version and the features of this build. */
 int cli_print_version(struct cli *cli);
-/* Print "sbx: warning: ..." on stderr. */
+/*
+ * Print prefix and msg as one line on stderr, msg escaped (shared/escape.h): a message that
+ * echoes user input or a session's file names can neither span lines nor reach the
+ * terminal as control characters.
+ */
+void cli_message(const char *prefix, const char *msg);
+/* Print "sbx: warning: ..." on stderr (escaped, as cli_message). */
 void cli_warn(const char *fmt, ...) _printf_(1, 2);
 
 /* Command entry points (one file each under src/cli/). */

@@ -184,7 +184,7 @@ int cmd_check(struct cli *cli, int argc, char **argv)
                 if (!strcmp(argv[i], "--json"))
                         cli->json = true;
                 else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
-                        return args_print_help("check");
+                        return args_print_help(cli, "check");
                 else if (!strcmp(argv[i], "--config") && i + 1 < argc)
                         cli->config_file = argv[++i];
                 else {

@@ -20,14 +20,20 @@ int cmd_exec(struct cli *cli, int argc, char **argv)
         optind = 1;
         opterr = 0;
         while ((opt = getopt_long(argc, argv, "+t:w:e:iTh", exec_options, NULL)) != -1) {
+                /* after a bad option the rest of the options is still read, for a --json that
+                 * shapes the error */
+                if (cli->err.exit_code) {
+                        cli->json = cli->json || opt == OPT_JSON;
+                        continue;
+                }
                 int k = args_common(cli, "exec", opt);
                 if (k == -1)
                         return 0;
                 if (k == 0 && args_exec_option(cli, opt, optarg, &rq, &env_adds) == 0)
                         sbx_usage(&cli->err, "invalid option '%s'", argv[optind - 1]);
-                if (cli->err.exit_code)
-                        return cli_finish_error(cli, "exec");
         }
+        if (cli->err.exit_code)
+                return cli_finish_error(cli, "exec");
         if (args_check_config(cli) < 0)
                 return cli_finish_error(cli, "exec");
         if (optind >= argc) {

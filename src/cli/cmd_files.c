@@ -15,9 +15,11 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../launch/confined.h"
 #include "../ops/ops.h"
+#include "../shared/escape.h"
 #include "../shared/util.h"
 #include "args.h"
 
@@ -247,7 +249,24 @@ static int run_op(struct cli *cli, const char *cmd, const char *id, confined_fn 
                 /* an empty message (grep without a match) exits quietly */
                 return cli_finish_error(cli, cmd);
         }
+        /* The op escaped names, and content for a terminal (escape_content). One last pass
+         * for a terminal keeps any control byte that slipped through from reaching it. */
+        if (!cli->json && isatty(STDOUT_FILENO) &&
+            escape_needed(out.data, out.len, ESCAPE_TERMINAL_PASS)) {
+                _cleanup_buf_ struct buf safe = {0};
+                if (escape_append(&safe, out.data, out.len, ESCAPE_TERMINAL_PASS) < 0) {
+                        sbx_internal(&cli->err, ENOMEM, "failed to build the output");
+                        return cli_finish_error(cli, cmd);
+                }
+                return cli_print(cli, &safe) ? cli_finish_error(cli, cmd) : 0;
+        }
         return cli_print(cli, &out) ? cli_finish_error(cli, cmd) : 0;
+}
+
+/* Content lines are escaped only for a terminal: a pipe or file gets them exact. */
+static bool escape_content(const struct cli *cli)
+{
+        return !cli->json && isatty(STDOUT_FILENO);
 }
 
 /* The operand count must be in [min, max]. */
@@ -305,6 +324,7 @@ int cmd_read(struct cli *cli, int argc, char **argv)
                 return cli_finish_error(cli, "read");
         req.path = a.opv[1];
         req.json = cli->json;
+        req.escape_content = escape_content(cli);
         return run_op(cli, "read", a.opv[0], ops_read, &req, NULL);
 }
 
@@ -446,6 +466,7 @@ int cmd_grep(struct cli *cli, int argc, char **argv)
         req.pattern = a.opv[1];
         req.path = a.opc > 2 ? a.opv[2] : NULL;
         req.json = cli->json;
+        req.escape_content = escape_content(cli);
         if (ops_grep_validate(&req, &cli->err) < 0)
                 return cli_finish_error(cli, "grep");
         return run_op(cli, "grep", a.opv[0], ops_grep, &req, NULL);

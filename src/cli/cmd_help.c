@@ -4,6 +4,24 @@
 
 #include "args.h"
 
+static int print_overview_json(struct cli *cli)
+{
+        _cleanup_buf_ struct buf b = {0};
+        buf_puts(&b,
+                 "{\"usage\":\"sbx [--json] [--config FILE] COMMAND [ARGS...]\",\"commands\":[");
+        for (size_t i = 0; i < sbx_n_commands; i++) {
+                buf_puts(&b, i ? ",{\"name\":" : "{\"name\":");
+                json_cstr(&b, sbx_commands[i].name);
+                buf_puts(&b, ",\"synopsis\":");
+                json_cstr(&b, sbx_commands[i].synopsis);
+                buf_puts(&b, ",\"summary\":");
+                json_cstr(&b, sbx_commands[i].summary);
+                buf_puts(&b, "}");
+        }
+        buf_puts(&b, "]}\n");
+        return cli_print(cli, &b);
+}
+
 static void print_overview(void)
 {
         printf("Usage: sbx [--json] [--config FILE] COMMAND [ARGS...]\n\n"
@@ -32,6 +50,8 @@ int cmd_help(struct cli *cli, int argc, char **argv)
                 }
                 topic = argv[i];
         }
+        if (!topic && cli->json)
+                return print_overview_json(cli);
         if (!topic) {
                 print_overview();
                 return 0;
@@ -40,5 +60,5 @@ int cmd_help(struct cli *cli, int argc, char **argv)
                 sbx_usage(&cli->err, "unknown command '%s'", topic);
                 return cli_finish_error(cli, NULL);
         }
-        return args_print_help(topic);
+        return args_print_help(cli, topic);
 }

@@ -10,6 +10,7 @@
 
 #include "../session/audit.h"
 #include "../session/runtime.h"
+#include "../shared/escape.h"
 #include "../shared/util.h"
 #include "args.h"
 
@@ -56,6 +57,8 @@ static int open_log(struct cli *cli, const char *id_or_name)
         config_init_defaults(&c);
         int r = config_load(&c, cli->config_file, &cli->err);
         _cleanup_close_ int rtfd = -1;
+        if (r == 0)
+                r = runtime_check_ref(id_or_name, &cli->err);
         if (r == 0)
                 r = runtime_open(&rtfd, &cli->err);
         if (r < 0) {
@@ -126,8 +129,33 @@ static int json_feed(struct json_stream *js, const char *p, size_t n, struct buf
         return 0;
 }
 
+/*
+ * Text to a terminal: whole lines through the last pass of shared/escape.h (the records are
+ * JSON, escaped when written; a record from an older sbx may still hold a raw C1 byte).
+ * *pending keeps a partial last line for the next chunk; at_end flushes it.
+ */
+static int write_terminal(struct buf *pending, const char *p, size_t n, bool at_end)
+{
+        if (buf_append(pending, p, n) < 0)
+                return -ENOMEM;
+        const char *nl = pending->len ? memrchr(pending->data, '\n', pending->len) : NULL;
+        size_t upto = at_end ? pending->len : nl ? (size_t)(nl - pending->data) + 1 : 0;
+        if (upto == 0)
+                return 0;
+        _cleanup_buf_ struct buf safe = {0};
+        int r = escape_append(&safe, pending->data, upto, ESCAPE_TERMINAL_PASS);
+        if (r == 0 && safe.len)
+                r = write_all(STDOUT_FILENO, safe.data, safe.len);
+        memmove(pending->data, pending->data + upto, pending->len - upto);
+        pending->len -= upto;
+        pending->data[pending->len] = '\0';
+        return r;
+}
+
 static int stream_log(struct cli *cli, int fd)
 {
+        _cleanup_buf_ struct buf pending = {0};
+        bool tty = !cli->json && isatty(STDOUT_FILENO);
         _cleanup_buf_ struct buf out = {0};
         struct json_stream js = {.first = true};
         char chunk[65536];
@@ -140,7 +168,9 @@ static int stream_log(struct cli *cli, int fd)
                 }
                 if (n == 0)
                         break;
-                if (!cli->json)
+                if (tty)
+                        r = write_terminal(&pending, chunk, (size_t)n, false);
+                else if (!cli->json)
                         r = write_all(STDOUT_FILENO, chunk, (size_t)n);
                 else if ((r = json_feed(&js, chunk, (size_t)n, &out)) == 0 &&
                          out.len >= sizeof(chunk)) {
@@ -150,6 +180,8 @@ static int stream_log(struct cli *cli, int fd)
                 if (r < 0)
                         break;
         }
+        if (r == 0 && tty)
+                r = write_terminal(&pending, "", 0, true);
         if (r == 0 && cli->json && (r = buf_puts(&out, "]\n")) == 0)
                 r = write_all(STDOUT_FILENO, out.data, out.len);
         buf_freep(&js.line);
@@ -161,7 +193,7 @@ int cmd_log(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", log_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "h", log_options, NULL)) != -1) {
                 int k = args_common(cli, "log", opt);
                 if (k == -1)
                         return 0;

@@ -165,15 +165,21 @@ int cmd_run(struct cli *cli, int argc, char **argv)
                          : opt == 'w' ? OPT_CREATE_FIRST + 7
                          : opt == 'e' ? OPT_CREATE_FIRST + 9
                                       : opt;
+                /* after a bad option the rest is still read, for a --json that shapes the
+                 * error */
+                if (cli->err.exit_code) {
+                        cli->json = cli->json || opt == OPT_JSON;
+                        continue;
+                }
                 int k = args_common(cli, "run", id);
                 if (k == -1)
                         return 0;
                 if (k == 0 && args_record_create_flag(cli, &fl, id, optarg) == 0 &&
                     args_exec_option(cli, id, optarg, &rq, &no_env) == 0)
                         sbx_usage(&cli->err, "invalid option '%s'", argv[optind - 1]);
-                if (cli->err.exit_code)
-                        return cli_finish_error(cli, "run");
         }
+        if (cli->err.exit_code)
+                return cli_finish_error(cli, "run");
         if (optind < argc && strcmp(argv[optind], "--") == 0)
                 optind++;
         if (optind >= argc) {

@@ -29,7 +29,8 @@ static int parse(struct cli *cli, const char *cmd, const char *allowed, int argc
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+hqf", common_options, NULL)) != -1) {
+        /* options may follow the operands (`destroy --force ID --json`): no "+" */
+        while ((opt = getopt_long(argc, argv, "hqf", common_options, NULL)) != -1) {
                 int k = args_common(cli, cmd, opt);
                 if (k == -1)
                         return 1;
@@ -84,7 +85,7 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
         _cleanup_close_ int rtfd = -1, sessfd = -1;
         char id[SESSION_ID_LEN + 1], req[64], reply[128];
         _cleanup_state_ struct session_state st = {0};
-        if (runtime_open(&rtfd, &cli->err) < 0 ||
+        if (runtime_check_ref(argv[optind], &cli->err) < 0 || runtime_open(&rtfd, &cli->err) < 0 ||
             runtime_resolve(rtfd, argv[optind], id, &cli->err) < 0)
                 return cli_finish_error(cli, "connect");
         sessfd = runtime_open_session(rtfd, id);
@@ -118,6 +119,17 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
                 buf_printf(&b, "%s %s\n", st.id, expires ? t : "never");
         }
         return cli_print(cli, &b) ? cli_finish_error(cli, "connect") : 0;
+}
+
+/* lead + "error":{"code":..,"message":..} */
+static void error_json(struct buf *b, const char *lead, const struct sbx_error *e)
+{
+        buf_puts(b, lead);
+        buf_puts(b, "\"error\":{\"code\":");
+        json_cstr(b, e->code ? e->code : "internal");
+        buf_puts(b, ",\"message\":");
+        json_cstr(b, e->message);
+        buf_puts(b, "}");
 }
 
 /* A supervisor that holds its lock but does not answer: kill it, pid checked by start time. */
@@ -156,13 +168,19 @@ static int lock_when_gone(int sessfd, bool closed)
         }
 }
 
-static int destroy_one(int rtfd, const char *arg, bool force, struct sbx_error *e)
+/* *rtfd is opened on the first valid argument: a bad one creates nothing. */
+static int destroy_one(int *rtfd, const char *arg, bool force, struct sbx_error *e)
 {
         char id[SESSION_ID_LEN + 1], reply[64];
         struct sbx_error sub = {0};
-        if (runtime_resolve(rtfd, arg, id, &sub) < 0)
+        /* not an id or a name: an error also with --force, which only forgives absence */
+        if (runtime_check_ref(arg, e) < 0)
+                return -EINVAL;
+        if (*rtfd < 0 && runtime_open(rtfd, e) < 0)
+                return -EIO;
+        if (runtime_resolve(*rtfd, arg, id, &sub) < 0)
                 return force ? 0 : sbx_fail(e, sub.exit_code, sub.code, 0, "%s", sub.message);
-        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
+        _cleanup_close_ int sessfd = runtime_open_session(*rtfd, id);
         if (sessfd < 0)
                 return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                             "no such session '%s'", arg);
@@ -182,9 +200,47 @@ static int destroy_one(int rtfd, const char *arg, bool force, struct sbx_error *
                 return sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
                                 "session '%s' does not answer: use --force", arg);
         }
-        runtime_reap_stale(rtfd, 0);
+        runtime_reap_stale(*rtfd, 0);
         return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                     "no such session '%s' (it had already ended)", arg);
+}
+
+/*
+ * One document for all the IDs: {"destroyed":[ids...],"results":[{"id":..,"destroyed":bool
+ * (,"error":{..})}...]}, and when any failed also "error", the first failure (its exit
+ * status is destroy's). One ID that failed is the plain {"error":..} of every command.
+ */
+static int destroy_json(struct cli *cli, char **ids, const struct sbx_error *errs, int n)
+{
+        if (n == 1 && cli->err.exit_code) {
+                _cleanup_buf_ struct buf e = {0};
+                error_json(&e, "{", &cli->err);
+                buf_puts(&e, "}\n");
+                (void)cli_print(cli, &e);
+                return cli->err.exit_code;
+        }
+        _cleanup_buf_ struct buf b = {0};
+        buf_puts(&b, "{\"destroyed\":[");
+        for (int i = 0, k = 0; i < n; i++)
+                if (!errs[i].exit_code) {
+                        buf_puts(&b, k++ ? "," : "");
+                        json_cstr(&b, ids[i]);
+                }
+        buf_puts(&b, "],\"results\":[");
+        for (int i = 0; i < n; i++) {
+                buf_puts(&b, i ? ",{\"id\":" : "{\"id\":");
+                json_cstr(&b, ids[i]);
+                buf_printf(&b, ",\"destroyed\":%s", errs[i].exit_code ? "false" : "true");
+                if (errs[i].exit_code)
+                        error_json(&b, ",", &errs[i]);
+                buf_puts(&b, "}");
+        }
+        buf_puts(&b, "]");
+        if (cli->err.exit_code)
+                error_json(&b, ",", &cli->err);
+        buf_puts(&b, "}\n");
+        int r = cli_print(cli, &b);
+        return cli->err.exit_code ? cli->err.exit_code : r;
 }
 
 int cmd_destroy(struct cli *cli, int argc, char **argv)
@@ -199,25 +255,25 @@ int cmd_destroy(struct cli *cli, int argc, char **argv)
                 return cli_finish_error(cli, "destroy");
         }
         _cleanup_close_ int rtfd = -1;
-        if (runtime_open(&rtfd, &cli->err) < 0)
+        int n = argc - optind;
+        _cleanup_free_ struct sbx_error *errs = calloc((size_t)n, sizeof(*errs));
+        if (!errs) {
+                sbx_internal(&cli->err, ENOMEM, "out of memory");
                 return cli_finish_error(cli, "destroy");
-        /* Every ID is attempted; the first failure is reported. */
-        for (int i = optind; i < argc; i++)
-                (void)destroy_one(rtfd, argv[i], force, &cli->err);
-        if (cli->err.exit_code)
-                return cli_finish_error(cli, "destroy");
-        if (cli->json) {
-                _cleanup_buf_ struct buf b = {0};
-                buf_puts(&b, "{\"destroyed\":[");
-                for (int i = optind; i < argc; i++) {
-                        if (i > optind)
-                                buf_puts(&b, ",");
-                        json_cstr(&b, argv[i]);
-                }
-                buf_puts(&b, "]}\n");
-                return cli_print(cli, &b);
         }
-        return 0;
+        /* Every ID is attempted; each failure is told on stderr, the first one decides the
+         * exit status */
+        for (int i = 0; i < n; i++) {
+                (void)destroy_one(&rtfd, argv[optind + i], force, &errs[i]);
+                if (!errs[i].exit_code)
+                        continue;
+                if (!cli->err.exit_code)
+                        cli->err = errs[i];
+                cli_message("sbx: ", errs[i].message);
+        }
+        if (cli->json)
+                return destroy_json(cli, argv + optind, errs, n);
+        return cli->err.exit_code;
 }
 
 int cmd_list(struct cli *cli, int argc, char **argv)

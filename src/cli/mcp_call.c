@@ -301,6 +301,10 @@ static void list_text(struct buf *b, json_object *arr)
                 const char *path = str_of(e, "path");
                 if (json_object_is_type(e, json_type_string))
                         buf_printf(b, "%s\n", json_object_get_string(e));
+                else if (bool_of(e, "truncated")) /* a search cut short says so */
+                        buf_printf(b, "[%s]\n",
+                                   str_of(e, "message") ? str_of(e, "message")
+                                                        : "Results truncated");
                 else if (path && json_object_object_get_ex(e, "count", &v))
                         buf_printf(b, "%s:%lld\n", path, (long long)json_object_get_int64(v));
                 else if (path && json_object_object_get_ex(e, "line", &v))
@@ -309,7 +313,7 @@ static void list_text(struct buf *b, json_object *arr)
                 else if (path)
                         buf_printf(b, "%s%s\n", path, bool_of(e, "is_dir") ? "/" : "");
         }
-        if (n == 0)
+        if (b->len == 0)
                 buf_puts(b, "(nothing found)\n");
 }
 

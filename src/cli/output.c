@@ -4,8 +4,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../shared/escape.h"
 #include "../shared/util.h"
 #include "cli.h"
+
+void cli_message(const char *prefix, const char *msg)
+{
+        _cleanup_buf_ struct buf b = {0};
+        if (buf_puts(&b, prefix) < 0 || escape_cstr(&b, msg, 0) < 0 || buf_puts(&b, "\n") < 0) {
+                fprintf(stderr, "%s(out of memory)\n", prefix);
+                return;
+        }
+        fputs(b.data, stderr);
+}
 
 int cli_finish_error(struct cli *cli, const char *command)
 {
@@ -23,7 +34,7 @@ int cli_finish_error(struct cli *cli, const char *command)
         /* Human messages always go to stderr, also with --json; an empty message means "exit
          * quietly" (grep's no-match). */
         if (e->message[0])
-                fprintf(stderr, "sbx: %s\n", e->message);
+                cli_message("sbx: ", e->message);
         if (code == EXIT_USAGE && command)
                 fprintf(stderr, "Try 'sbx %s --help'.\n", command);
         else if (code == EXIT_USAGE)
@@ -42,10 +53,10 @@ int cli_print(struct cli *cli, const struct buf *b)
 
 void cli_warn(const char *fmt, ...)
 {
+        char msg[2048];
         va_list ap;
         va_start(ap, fmt);
-        fputs("sbx: warning: ", stderr);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
+        vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
+        cli_message("sbx: warning: ", msg);
 }

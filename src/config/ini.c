@@ -59,14 +59,37 @@ static int check_section_line(struct ini_ctx *x, const char *line)
         return 0;
 }
 
+/*
+ * fgets with the length it read: a NUL byte would end the line for inih, silently dropping
+ * the rest of it (a setup command cut short, a list that loses items). -1 at EOF.
+ */
+static ssize_t get_line(char *str, int num, FILE *f)
+{
+        ssize_t n = 0;
+        int ch = EOF;
+        while (n + 1 < num && (ch = getc(f)) != EOF) {
+                str[n++] = (char)ch;
+                if (ch == '\n')
+                        break;
+        }
+        str[n] = '\0';
+        return n == 0 && ch == EOF ? -1 : n;
+}
+
 /* fgets for inih, one line per call. */
 static char *read_line(char *str, int num, void *stream)
 {
         struct ini_ctx *x = stream;
-        if (x->r < 0 || !fgets(str, num, x->f))
+        ssize_t n = x->r < 0 ? -1 : get_line(str, num, x->f);
+        if (n < 0)
                 return NULL;
         x->l.line++;
         size_t len = strlen(str);
+        if (len != (size_t)n) {
+                x->r = sbx_usage(x->l.e, "line %u of %s contains a NUL byte: a config file is text",
+                                 x->l.line, x->l.file);
+                return NULL;
+        }
         if (len > 0 && str[len - 1] != '\n') {
                 int ch = getc(x->f);
                 if (ch != EOF && ch != '\n') {

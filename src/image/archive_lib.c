@@ -57,15 +57,15 @@ const struct archive_lib *archive_lib_load(struct sbx_error *e)
                 return &lib;
         void *handle = dlopen(ARCHIVE_LIB_SONAME, RTLD_NOW | RTLD_LOCAL);
         if (!handle) {
-                sbx_internal(e, 0, "image import needs %s: %s", ARCHIVE_LIB_SONAME, dlerror());
+                sbx_unsupported(e, 0, "image import needs %s: %s", ARCHIVE_LIB_SONAME, dlerror());
                 return NULL;
         }
         struct archive_lib found;
         for (size_t i = 0; i < ARRAY_SIZE(archive_symbols); i++) {
                 void *sym = dlsym(handle, archive_symbols[i].name);
                 if (!sym) {
-                        sbx_internal(e, 0, "image import needs %s: %s", ARCHIVE_LIB_SONAME,
-                                     dlerror());
+                        sbx_unsupported(e, 0, "image import needs %s: %s", ARCHIVE_LIB_SONAME,
+                                        dlerror());
                         dlclose(handle);
                         return NULL;
                 }
@@ -98,10 +98,10 @@ struct archive *archive_lib_reader(const struct archive_lib **ret_la, struct sbx
         };
         for (size_t i = 0; i < ARRAY_SIZE(support); i++)
                 if (support[i].got != ARCHIVE_OK) {
-                        sbx_internal(e, 0,
-                                     "image import needs %s with built-in %s support (this one "
-                                     "would run an external program or lacks it)",
-                                     ARCHIVE_LIB_SONAME, support[i].what);
+                        sbx_unsupported(e, 0,
+                                        "image import needs %s with built-in %s support (this one "
+                                        "would run an external program or lacks it)",
+                                        ARCHIVE_LIB_SONAME, support[i].what);
                         la->read_free(a);
                         return NULL;
                 }

@@ -110,7 +110,8 @@ int image_store_open(bool create, int *ret_fd, struct sbx_error *e)
         if (r == -EINVAL)
                 return sbx_usage(e, "SBX_IMAGE_STORE must be an absolute path");
         if (r < 0)
-                return sbx_internal(e, -r, "cannot find the image store (set SBX_IMAGE_STORE)");
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", -r,
+                                "cannot find the image store (set SBX_IMAGE_STORE)");
         if (create && (r = mkdir_parents(path)) < 0)
                 return sbx_unsupported(e, -r, "failed to create the image store '%s'", path);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

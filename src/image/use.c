@@ -82,8 +82,16 @@ int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct s
         if (!c->image)
                 return 0;
         _cleanup_free_ char *name = NULL, *tag = NULL, *store = NULL;
-        if (image_ref_split(c->image, &name, &tag) < 0 || image_store_path(&store) < 0)
-                return sbx_internal(e, ENOMEM, "cannot find the image store");
+        if (image_ref_split(c->image, &name, &tag) < 0)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        /* the causes as image_store_open() tells them: a relative SBX_IMAGE_STORE is a bad
+         * setting (exit 2), not a lack of memory */
+        int r = image_store_path(&store);
+        if (r == -EINVAL)
+                return sbx_usage(e, "SBX_IMAGE_STORE must be an absolute path");
+        if (r < 0)
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", -r,
+                                "cannot find the image store (set SBX_IMAGE_STORE)");
         _cleanup_close_ int storefd = -1;
         struct sbx_error sub = {0};
         char id[DIGEST_HEX_LEN + 1];
@@ -99,7 +107,6 @@ int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct s
         struct image_info info;
         if (store_record_read(storefd, id, &info) < 0)
                 return sbx_internal(e, EINVAL, "the record of image '%s:%s' is damaged", name, tag);
-        int r = 0;
         for (size_t i = 0; r == 0 && info.layers[i]; i++) {
                 char path[96];
                 struct stat st;

@@ -59,7 +59,9 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
                      struct sbx_error *e)
 {
         _cleanup_close_ int rtfd = -1;
-        int r = runtime_open(&rtfd, e);
+        int r = runtime_check_ref(id_or_name, e);
+        if (r == 0)
+                r = runtime_open(&rtfd, e);
         if (r < 0)
                 return r;
         char id[SESSION_ID_LEN + 1];

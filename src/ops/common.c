@@ -6,7 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../shared/escape.h"
 #include "ops.h"
+#include "walk.h"
 
 static const char *errno_code(int errnum)
 {
@@ -160,12 +162,54 @@ void ops_format_time(int64_t sec, char out[static 21])
         format_rfc3339(sec < min ? min : sec > max ? max : sec, out);
 }
 
+int ops_cut_line(struct buf *out, const char *text)
+{
+        int r = buf_append(out, "[", 1);
+        if (r == 0)
+                r = escape_cstr(out, text, 0);
+        return r < 0 ? r : buf_puts(out, "]\n");
+}
+
+int ops_cut_json(struct buf *out, size_t *n_items, const char *reason, const char *text)
+{
+        int r = buf_puts(out, (*n_items)++ ? "," : "");
+        if (r == 0)
+                r = buf_printf(out, "{\"truncated\":true,\"reason\":\"%s\",\"message\":", reason);
+        if (r == 0)
+                r = json_cstr(out, text);
+        return r < 0 ? r : buf_puts(out, "}");
+}
+
+static int ops_cut(struct buf *out, bool json, size_t *n_items, const char *reason,
+                   const char *text)
+{
+        return json ? ops_cut_json(out, n_items, reason, text) : ops_cut_line(out, text);
+}
+
+int ops_walk_cuts(struct buf *out, bool json, size_t *n_items, const struct walk *w)
+{
+        char text[128];
+        int r = 0;
+        if (w->visits_limited) {
+                snprintf(text, sizeof(text), "Walk stopped after %zu entries", w->visits);
+                r = ops_cut(out, json, n_items, "entries", text);
+        }
+        if (r == 0 && w->depth_limited) {
+                snprintf(text, sizeof(text), "Walk stopped at depth %u", w->max_depth);
+                r = ops_cut(out, json, n_items, "depth", text);
+        }
+        return r;
+}
+
 int ops_entry_line(struct buf *out, const struct stat *st, const char *name)
 {
         char t[21];
         ops_format_time((int64_t)st->st_mtim.tv_sec, t);
-        return buf_printf(out, "%c %lld %s %s\n", ops_type_char(st->st_mode),
-                          (long long)st->st_size, t, name);
+        int r =
+            buf_printf(out, "%c %lld %s ", ops_type_char(st->st_mode), (long long)st->st_size, t);
+        if (r == 0)
+                r = escape_cstr(out, name, 0);
+        return r < 0 ? r : buf_append(out, "\n", 1);
 }
 
 int ops_entry_json(struct buf *out, const struct stat *st, const char *abs_path)

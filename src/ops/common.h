@@ -36,11 +36,22 @@ int ops_path_join(struct buf *dir, const char *rel, size_t rel_len);
  */
 bool ops_is_text(const char *p, size_t n);
 
+/*
+ * A search or walk that was cut short says so. Human output: the line "[text]" (text
+ * escaped). JSON: the element {"truncated":true,"reason":REASON,"message":text} appended
+ * to the result array (*n_items: the elements before it, counted on).
+ */
+int ops_cut_line(struct buf *out, const char *text);
+int ops_cut_json(struct buf *out, size_t *n_items, const char *reason, const char *text);
+/* Both for the bounds of a walk (walk.h): "entries" and "depth". */
+struct walk;
+int ops_walk_cuts(struct buf *out, bool json, size_t *n_items, const struct walk *w);
+
 /* Entry formatting shared by ls and glob. */
 char ops_type_char(mode_t mode);
 /* "YYYY-MM-DDTHH:MM:SSZ" of sec, clamped to years 1000..9999. */
 void ops_format_time(int64_t sec, char out[static 21]);
-/* "T SIZE MTIME NAME\n" */
+/* "T SIZE MTIME NAME\n", NAME escaped (shared/escape.h): one name is one line. */
 int ops_entry_line(struct buf *out, const struct stat *st, const char *name);
 /* {"path":..,"is_dir":..,"size":..,"modified_at":..} (no separator). */
 int ops_entry_json(struct buf *out, const struct stat *st, const char *abs_path);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../shared/escape.h"
 #include "common.h"
 #include "globmatch.h"
 #include "ops.h"
@@ -180,22 +181,22 @@ static int glob_format(struct glob_run *run, const struct walk *w, const char *r
                 if ((r = buf_puts(&p, root)) < 0 ||
                     (r = ops_path_join(&p, run->heap[i].rel, strlen(run->heap[i].rel))) < 0)
                         break;
-                if (!json)
-                        r = buf_printf(out, "%s\n", p.data);
-                else if ((r = buf_puts(out, i ? "," : "")) == 0)
+                if (!json) {
+                        if ((r = escape_append(out, p.data, p.len, 0)) == 0)
+                                r = buf_append(out, "\n", 1);
+                } else if ((r = buf_puts(out, i ? "," : "")) == 0)
                         r = ops_entry_json(out, &run->heap[i].st, p.data);
         }
         if (r < 0)
                 return r;
-        if (json)
-                return buf_puts(out, "]\n");
+        size_t n_items = run->n;
+        char text[64];
+        snprintf(text, sizeof(text), "Results truncated at %u entries", OPS_RESULTS_MAX);
         if (run->total > run->n)
-                r = buf_printf(out, "[Results truncated at %u entries]\n", OPS_RESULTS_MAX);
-        if (r == 0 && w->visits_limited)
-                r = buf_printf(out, "[Walk stopped after %zu entries]\n", w->visits);
-        if (r == 0 && w->depth_limited)
-                r = buf_printf(out, "[Walk stopped at depth %u]\n", w->max_depth);
-        return r;
+                r = json ? ops_cut_json(out, &n_items, "results", text) : ops_cut_line(out, text);
+        if (r == 0)
+                r = ops_walk_cuts(out, json, &n_items, w);
+        return r == 0 && json ? buf_puts(out, "]\n") : r;
 }
 
 int ops_glob(void *arg, struct buf *out, struct sbx_error *e)

@@ -191,20 +191,37 @@ static int grep_dir(struct grep_run *run, int fd, struct walk *w)
         return walk_tree(w, fd);
 }
 
+/*
+ * The end of the output. A search that was cut short (the result cap, a bound of the walk, a
+ * line too long to search) says so in its last lines, or in elements of the JSON array, and
+ * is never "no match": content past the cut may match.
+ */
 static int grep_finish(const struct grep_run *run, const struct walk *w, bool json, struct buf *out,
                        struct sbx_error *e)
 {
+        const struct grep_search *s = &run->s;
+        bool cut = s->truncated || s->long_lines || w->visits_limited || w->depth_limited;
+        size_t n_items = s->results;
+        char text[600];
         int r = 0;
-        if (json)
-                r = buf_puts(out, "]\n");
-        else if (run->s.results == 0)
+
+        if (!json && s->results == 0 && !cut)
                 return ops_fail_silent(e);
-        else if (run->s.truncated)
-                r = buf_printf(out, "[Results truncated at %u entries]\n", OPS_RESULTS_MAX);
-        if (r == 0 && !json && w->visits_limited)
-                r = buf_printf(out, "[Walk stopped after %zu entries]\n", w->visits);
-        if (r == 0 && !json && w->depth_limited)
-                r = buf_printf(out, "[Walk stopped at depth %u]\n", w->max_depth);
+        if (s->truncated) {
+                snprintf(text, sizeof(text), "Results truncated at %u entries", OPS_RESULTS_MAX);
+                r = json ? ops_cut_json(out, &n_items, "results", text) : ops_cut_line(out, text);
+        }
+        if (r == 0 && s->long_lines) {
+                snprintf(text, sizeof(text),
+                         "Search cut short: %zu file(s) have a line longer than %u MiB, searched "
+                         "up to it; the first: %.400s",
+                         s->long_lines, OPS_GREP_LINE_MAX >> 20, s->long_line_path.data);
+                r = json ? ops_cut_json(out, &n_items, "line", text) : ops_cut_line(out, text);
+        }
+        if (r == 0)
+                r = ops_walk_cuts(out, json, &n_items, w);
+        if (r == 0 && json)
+                r = buf_puts(out, "]\n");
         return r < 0 ? ops_oom(e) : 0;
 }
 

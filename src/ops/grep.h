@@ -35,6 +35,9 @@ struct grep_search {
         struct buf *out;
         size_t results; /* result lines printed */
         bool truncated; /* OPS_RESULTS_MAX reached: the walk stops */
+        /* files whose search ended at a line longer than OPS_GREP_LINE_MAX; the first one */
+        size_t long_lines;
+        struct buf long_line_path;
         bool any_group; /* a line was printed (for "--" between groups) */
         int error;      /* -ENOMEM while formatting */
         /* the reused read buffer */

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../shared/escape.h"
 #include "grep.h"
 
 #define GREP_BUF_INIT (1u << 20)
@@ -32,6 +33,7 @@ struct gfile {
 void grep_search_free(struct grep_search *s)
 {
         free(s->buf);
+        buf_freep(&s->long_line_path);
         s->buf = NULL;
         s->cap = 0;
 }
@@ -45,6 +47,21 @@ static size_t count_nl(const char *p, size_t n)
                 p++;
         }
         return c;
+}
+
+/* A path of a human output line: escaped always (one name, one line). */
+static int put_path(struct buf *out, const char *path, const char *suffix)
+{
+        int r = escape_cstr(out, path, 0);
+        return r < 0 ? r : buf_puts(out, suffix);
+}
+
+/* A content line of the human output: escaped when it goes to a terminal. */
+static int put_text(const struct grep_search *s, const char *text, size_t n)
+{
+        if (s->req->escape_content)
+                return escape_append(s->out, text, n, ESCAPE_KEEP_TAB);
+        return buf_append(s->out, text, n);
 }
 
 /* The line number of the line holding offset off. */
@@ -122,8 +139,9 @@ static void emit_line(struct gfile *g, size_t ls, size_t le, bool match)
         } else {
                 char c = match ? ':' : '-';
                 if ((r = buf_puts(s->out, sep ? "--\n" : "")) >= 0 &&
-                    (r = buf_printf(s->out, "%s%c%" PRIu64 "%c", g->path, c, ln, c)) >= 0 &&
-                    (r = buf_append(s->out, text, n)) >= 0)
+                    (r = put_path(s->out, g->path, "")) >= 0 &&
+                    (r = buf_printf(s->out, "%c%" PRIu64 "%c", c, ln, c)) >= 0 &&
+                    (r = put_text(s, text, n)) >= 0)
                         r = buf_puts(s->out, cut ? "[...]\n" : "\n");
         }
         if (r < 0)
@@ -157,14 +175,15 @@ static void on_match(struct gfile *g, size_t ls, size_t le)
         struct grep_search *s = g->s;
         g->count++;
         switch (g->req->mode) {
-        case OPS_GREP_FILES:
+        case OPS_GREP_FILES: {
                 g->done = true;
                 if (!take_slot(g))
                         return;
-                if ((g->req->json ? json_cstr(s->out, g->path)
-                                  : buf_printf(s->out, "%s\n", g->path)) < 0)
+                int r = g->req->json ? json_cstr(s->out, g->path) : put_path(s->out, g->path, "\n");
+                if (r < 0)
                         s->error = -ENOMEM;
                 return;
+        }
         case OPS_GREP_COUNT:
                 return;
         case OPS_GREP_CONTENT:
@@ -259,13 +278,21 @@ static size_t retain_from(struct gfile *g, size_t we)
         return g->len - keep > g->s->cap / 2 ? we : keep;
 }
 
-static bool grow(struct grep_search *s)
+/* Room for a longer line: false when the line is over OPS_GREP_LINE_MAX (recorded: the
+ * search says it was cut) or memory ran out (s->error). */
+static bool grow(struct gfile *g)
 {
-        if (s->cap >= OPS_GREP_LINE_MAX)
+        struct grep_search *s = g->s;
+        if (s->cap >= OPS_GREP_LINE_MAX) {
+                if (s->long_lines++ == 0 && buf_puts(&s->long_line_path, g->path) < 0)
+                        s->error = -ENOMEM;
                 return false;
+        }
         char *p = realloc(s->buf, s->cap * 2);
-        if (!p)
+        if (!p) {
+                s->error = -ENOMEM;
                 return false;
+        }
         s->buf = p;
         s->cap *= 2;
         return true;
@@ -284,7 +311,7 @@ static void search_loop(struct gfile *g)
                                 /* no complete line yet: read on, growing for a long line */
                                 if (memchr(s->buf + scan, '\0', g->len - scan))
                                         return; /* a binary tail */
-                                if (g->len == s->cap && !grow(s))
+                                if (g->len == s->cap && !grow(g))
                                         return; /* longer than OPS_GREP_LINE_MAX: stop here */
                                 fill(g);
                                 continue;
@@ -338,8 +365,8 @@ int grep_search_fd(struct grep_search *s, int fd, const struct stat *st, const c
                         if ((r = buf_puts(s->out, "{\"path\":")) >= 0 &&
                             (r = json_cstr(s->out, path)) >= 0)
                                 r = buf_printf(s->out, ",\"count\":%" PRIu64 "}", g.count);
-                } else
-                        r = buf_printf(s->out, "%s:%" PRIu64 "\n", path, g.count);
+                } else if ((r = put_path(s->out, path, "")) >= 0)
+                        r = buf_printf(s->out, ":%" PRIu64 "\n", g.count);
                 if (r < 0)
                         return -ENOMEM;
         }

@@ -37,7 +37,7 @@
  *  - ls: PATH itself is followed when it is a symlink (like ls(1) without -l); its entries
  *    are never followed. Hidden entries are listed ("." and ".." are not). A PATH that is
  *    not a directory prints its own line, with NAME = PATH as given. Fields are separated
- *    by one space, no padding; names are printed as they are. At most OPS_LS_MAX entries,
+ *    by one space, no padding; names are escaped (shared/escape.h). At most OPS_LS_MAX entries,
  *    then "[Results truncated at 1000000 entries]".
  *  - read: characters are UTF-8 code points (a byte that is not valid UTF-8 counts as one);
  *    a continuation row never splits a sequence. The 500 KiB cap counts the numbered rows
@@ -46,9 +46,11 @@
  *    scanned at most OPS_READ_SCAN_MAX bytes: a bigger file reads as if it ended there.
  *    JSON "lines" = the file's total line count (a last line without newline counts),
  *    "content" = the numbered rows only (no notice, "" for an empty file), "truncated" =
- *    the 500 KiB cap was hit. --binary ignores --offset/--limit, refuses files above
- *    OPS_BINARY_MAX ("limit"), prints base64 in 76-column lines (as base64(1)); JSON
- *    content is the base64 without line breaks. Non-regular files: "not_text".
+ *    lines after the offset were left out (the 500 KiB cap, --limit, or the scan bound).
+ *    Human rows are escaped (tab kept) when escape_content is set. --binary ignores
+ *    --offset/--limit, refuses files above OPS_BINARY_MAX ("limit"), prints base64 in
+ *    76-column lines (as base64(1)); JSON content is the base64 without line breaks.
+ *    Non-regular files: "not_text".
  *  - write: mode 0644 minus the session umask, parents 0755; prints
  *    "Wrote N bytes to 'PATH'", JSON {"path":"/abs","bytes":N}. A failed write removes the
  *    file it created. CONTENT is capped at OPS_WRITE_MAX ("limit").
@@ -66,7 +68,9 @@
  *    and ignores --path; leading "../" move the base up; a trailing "/" matches directories
  *    only. The walk is bounded (OPS_WALK_MAX_DEPTH, OPS_WALK_MAX_VISITS); when a bound
  *    stops it the human output ends with "[Walk stopped after N entries]" or
- *    "[Walk stopped at depth 256]". The 10,000 newest are kept (ties: path order).
+ *    "[Walk stopped at depth 256]", the JSON array with {"truncated":true,"reason":
+ *    "entries"|"depth"|"results","message":..} elements (ops_cut_json). The 10,000 newest
+ *    are kept (ties: path order). Paths are escaped in human output.
  *  - grep: paths are absolute; a PATH that is a file is searched (binary or not a regular
  *    file: skipped) and --glob does not apply to it. Directories are walked depth-first,
  *    entries of each directory in byte order of name; symlinks, FIFOs, devices and
@@ -79,7 +83,10 @@
  *    lines, not "--"). JSON content objects of context lines carry an extra
  *    "context":true. -A/-B override -C. A line longer than OPS_GREP_LINE_MAX ends the
  *    search of that file. --glob without "/" matches the basename, with "/" the path
- *    relative to PATH.
+ *    relative to PATH. A search cut short (the result cap, a walk bound, a long line) ends
+ *    with lines / JSON elements as glob's (reason "line" for a long line) and is never
+ *    "no match" (exit 0). Paths are escaped in human output, matched text too when
+ *    escape_content is set.
  */
 #pragma once
 
@@ -118,6 +125,7 @@ struct ops_read_req {
         uint64_t limit;  /* lines to print, >= 1 */
         bool binary;
         bool json;
+        bool escape_content; /* human output to a terminal: escape the rows */
 };
 
 struct ops_write_req {
@@ -158,6 +166,7 @@ struct ops_grep_req {
         bool fixed;             /* -F */
         const char *glob;       /* --glob, or NULL */
         bool json;
+        bool escape_content; /* human output to a terminal: escape the matched lines too */
 };
 
 /* The operations (confined_fn signature: arg is the matching request). */

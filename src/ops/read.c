@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../shared/escape.h"
 #include "../shared/util.h"
 #include "common.h"
 #include "ops.h"
@@ -17,6 +18,7 @@
 struct reader {
         uint64_t first, last; /* the window: lines first..last, 1-based, inclusive */
         bool keep_counting;   /* go on to EOF after the window (JSON needs "lines") */
+        bool escape;          /* rows escaped for a terminal (shared/escape.h) */
 
         uint64_t line;       /* the line being read, 1-based */
         bool line_has_bytes; /* it has content (a last line without newline still counts) */
@@ -64,7 +66,10 @@ static void reader_flush_row(struct reader *rd)
                 rd->truncated = true;
                 rd->printing_done = true;
         } else if (buf_puts(rd->rows, num) < 0 || buf_append(rd->rows, "\t", 1) < 0 ||
-                   buf_append(rd->rows, rd->row.data ? rd->row.data : "", rd->row.len) < 0 ||
+                   (rd->escape ? escape_append(rd->rows, rd->row.data ? rd->row.data : "",
+                                               rd->row.len, ESCAPE_KEEP_TAB)
+                               : buf_append(rd->rows, rd->row.data ? rd->row.data : "",
+                                            rd->row.len)) < 0 ||
                    buf_append(rd->rows, "\n", 1) < 0) {
                 rd->error = -ENOMEM;
                 rd->printing_done = true;
@@ -257,6 +262,7 @@ static int read_text(int fd, const struct ops_read_req *req, const char *abs, st
             .first = req->offset + 1,
             .last = req->limit > UINT64_MAX - req->offset ? UINT64_MAX : req->offset + req->limit,
             .keep_counting = req->json,
+            .escape = req->escape_content,
             .line = 1,
             .rows = &rows,
         };
@@ -290,7 +296,11 @@ static int read_text(int fd, const struct ops_read_req *req, const char *abs, st
                 return sbx_fail(e, EXIT_FAILED, "limit", 0,
                                 "Line offset %" PRIu64 " exceeds file length (%" PRIu64 " lines)",
                                 req->offset, lines);
-        if (read_format(req, abs, &rows, lines, rd.truncated, lines == 0, out) < 0)
+        /* JSON "truncated": the caller did not get every line after the offset, whether the
+         * output cap, the --limit or the scan bound ended the window */
+        bool truncated = rd.truncated || lines > rd.last || (more && scanned >= OPS_READ_SCAN_MAX);
+        if (read_format(req, abs, &rows, lines, req->json ? truncated : rd.truncated, lines == 0,
+                        out) < 0)
                 return ops_oom(e);
         return 0;
 }

@@ -14,7 +14,7 @@
 #include "audit.h"
 #include "state.h"
 
-static int runtime_path(char *out, size_t n)
+int runtime_dir_path(char *out, size_t n)
 {
         const char *env = getenv("SBX_RUNTIME_DIR");
         int k;
@@ -35,7 +35,7 @@ static int runtime_path(char *out, size_t n)
 int runtime_open(int *ret_fd, struct sbx_error *e)
 {
         char path[PATH_MAX];
-        int r = runtime_path(path, sizeof(path));
+        int r = runtime_dir_path(path, sizeof(path));
         if (r < 0)
                 return sbx_usage(e, "runtime directory path is too long");
         if (path[0] != '/')
@@ -86,11 +86,24 @@ static int no_such_session(struct sbx_error *e, const char *what)
                         "no such session '%s' (see 'sbx list')", what);
 }
 
+int runtime_check_ref(const char *id_or_name, struct sbx_error *e)
+{
+        if (session_id_valid(id_or_name) || session_name_valid(id_or_name))
+                return 0;
+        /* Neither an id nor a name: rejected before it touches the filesystem. */
+        return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                        "no such session: '%s' is not a session id (sb_ and 16 characters) or "
+                        "name ([a-z0-9][a-z0-9_.-]{0,62}): see 'sbx list'",
+                        id_or_name);
+}
+
 int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID_LEN + 1],
                     struct sbx_error *e)
 {
         char target[64];
 
+        if (runtime_check_ref(id_or_name, e) < 0)
+                return -EINVAL;
         if (session_id_valid(id_or_name)) {
                 memcpy(out, id_or_name, SESSION_ID_LEN + 1);
         } else if (session_name_valid(id_or_name)) {
@@ -103,12 +116,6 @@ int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID
                 if (!session_id_valid(target))
                         return no_such_session(e, id_or_name);
                 memcpy(out, target, SESSION_ID_LEN + 1);
-        } else {
-                /* Neither an id nor a name: rejected before it touches the filesystem. */
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                "no such session: '%s' is not a session id (sb_ and 16 "
-                                "characters) or name ([a-z0-9][a-z0-9_.-]{0,62}): see 'sbx list'",
-                                id_or_name);
         }
 
         _cleanup_close_ int fd = runtime_open_session(rtfd, out);

@@ -59,8 +59,7 @@ int buf_printf(struct buf *b, const char *fmt, ...)
         return 0;
 }
 
-/* Length of the valid UTF-8 sequence starting at s (1..4), or 0 when invalid or cut short. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n)
+size_t utf8_seq_len(const unsigned char *s, size_t n)
 {
         unsigned char c = s[0];
         size_t len;
@@ -116,7 +115,7 @@ int json_string(struct buf *b, const char *s, size_t n)
                 unsigned char c = u[i];
                 size_t run = i;
                 /* copy the longest run that needs no escaping in one go */
-                while (run < n && u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' &&
+                while (run < n && u[run] >= 0x20 && u[run] < 0x7f && u[run] != '"' &&
                        u[run] != '\\')
                         run++;
                 if (run > i) {
@@ -128,7 +127,7 @@ int json_string(struct buf *b, const char *s, size_t n)
                         char esc[2] = {'\\', (char)c};
                         r = buf_append(b, esc, 2);
                         i++;
-                } else if (c < 0x20) {
+                } else if (c < 0x20 || c == 0x7f) {
                         switch (c) {
                         case '\n': r = buf_puts(b, "\\n"); break;
                         case '\t': r = buf_puts(b, "\\t"); break;
@@ -141,6 +140,11 @@ int json_string(struct buf *b, const char *s, size_t n)
                         if (l == 0) {
                                 r = buf_puts(b, "\xef\xbf\xbd"); /* U+FFFD */
                                 i++;
+                        } else if (l == 2 && c == 0xc2 && u[i + 1] <= 0x9f) {
+                                /* a C1 control: the same string, but no terminal that shows
+                                 * the JSON can take it for one */
+                                r = buf_printf(b, "\\u%04x", u[i + 1]);
+                                i += l;
                         } else {
                                 r = buf_append(b, s + i, l);
                                 i += l;

@@ -28,7 +28,8 @@ int buf_printf(struct buf *b, const char *fmt, ...) _printf_(2, 3);
 
 /*
  * Append s[0..n) as a JSON string literal (with quotes). Invalid UTF-8 bytes become U+FFFD,
- * control characters are escaped, so the result is always valid JSON.
+ * control characters (C0, DEL, C1) are escaped as \uXXXX (or \n \t \r), so the result is
+ * always valid JSON and never carries a raw control byte to a terminal.
  */
 int json_string(struct buf *b, const char *s, size_t n);
 static inline int json_cstr(struct buf *b, const char *s)
@@ -36,6 +37,8 @@ static inline int json_cstr(struct buf *b, const char *s)
         return s ? json_string(b, s, __builtin_strlen(s)) : buf_puts(b, "null");
 }
 
+/* Length of the valid UTF-8 sequence starting at s (1..4), or 0 when invalid or cut short. */
+size_t utf8_seq_len(const unsigned char *s, size_t n);
 /* Length of the longest prefix of s[0..n) that is valid UTF-8 (for text detection). */
 size_t utf8_valid_prefix(const char *s, size_t n);
 

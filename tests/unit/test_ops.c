@@ -192,11 +192,16 @@ static void test_read_basic(void)
         rd("empty", 1, 2000);
         CHECK_STR(err.message, "Line offset 1 exceeds file length (0 lines)");
 
+        /* lines 3-5 were left out by --limit: "truncated" tells the caller more exist */
         struct ops_read_req rq = {.path = "r3", .limit = 2, .json = true};
         CHECK_STR(run(ops_read, &rq),
                   fmt("{\"path\":\"%s/r3\",\"content\":\"     1\\tx\\n     2\\ty\\n\","
-                      "\"lines\":5,\"truncated\":false}\n",
+                      "\"lines\":5,\"truncated\":true}\n",
                       cwd));
+        /* a window that reaches the end is complete */
+        rq.offset = 3;
+        CHECK(strstr(run(ops_read, &rq), "\"lines\":5,\"truncated\":false}") != NULL);
+        rq.offset = 0;
         rq.path = "empty";
         CHECK_STR(
             run(ops_read, &rq),
