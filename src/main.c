@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "shared/proctitle.h"
 
 /* fds 0-2 must exist, or a pipe created later could land on them. */
 static void ensure_stdio(void)
@@ -32,6 +33,8 @@ static int finish(int code)
 int main(int argc, char **argv)
 {
         struct cli cli = {0};
+        /* before anything keeps a pointer into argv or environ (shared/proctitle.h) */
+        proctitle_init(argc, argv);
         ensure_stdio();
 
         /* global options before the command name */

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../shared/proctitle.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
@@ -112,7 +113,9 @@ _noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *f
         struct sbx_error e = {0};
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-        (void)prctl(PR_SET_NAME, "sbx-init");
+        /* Nothing else is in our pid namespace yet: the caller's command line and environment
+         * go before anything inside could read them from /proc/1/{cmdline,environ}. */
+        proctitle_hide("sbx-init");
         struct helper h = HELPER_INIT;
         signals_reset();
 
