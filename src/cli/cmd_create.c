@@ -59,9 +59,10 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         struct sbx_config c;
         int r = args_build_config(cli, &fl, &c);
         struct session_state st = {0};
+        _cleanup_close_ int claim = -1;
         if (r == 0) {
                 args_print_warnings(&c);
-                r = session_create(&c, &st, &cli->err);
+                r = session_create(&c, &st, &claim, &cli->err);
         }
         if (r == 0 && ((c.packages && c.packages[0]) || c.setup)) {
                 /* installs and setup before the id is printed; a failure leaves nothing */
@@ -85,5 +86,10 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         } else
                 buf_printf(&b, "%s\n", st.id);
         session_state_free(&st);
-        return cli_print(cli, &b) ? cli_finish_error(cli, "create") : 0;
+        if (cli_print(cli, &b) || fflush(stdout) != 0)
+                return cli_finish_error(cli, "create");
+        /* The id is out: from here on the session lives without us. Killed before this
+         * point, this process takes its session with it. */
+        session_create_claimed(TAKE_FD(claim));
+        return 0;
 }

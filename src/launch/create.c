@@ -44,7 +44,8 @@ static int make_session_dir(int rtfd, char id[static SESSION_ID_LEN + 1], int *r
         return sbx_internal(e, EEXIST, "failed to find a free session id");
 }
 
-int session_create(const struct sbx_config *c, struct session_state *st, struct sbx_error *e)
+int session_create(const struct sbx_config *c, struct session_state *st, int *ret_claim,
+                   struct sbx_error *e)
 {
         _cleanup_close_ int rtfd = -1;
         int r = runtime_open(&rtfd, e);
@@ -99,6 +100,8 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
         r = session_state_read(sessfd, st);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the new session's state");
+        /* the supervisor watches its end: our end closed without a word ends the session */
+        *ret_claim = TAKE_FD(report);
         return 0;
 fail:
         cgroup_plan_release(&plan);
@@ -106,4 +109,12 @@ fail:
                 runtime_name_release(rtfd, c->name, id);
         runtime_remove_session(rtfd, id);
         return r;
+}
+
+void session_create_claimed(int claim)
+{
+        if (claim >= 0) {
+                (void)sync_send_ok(claim);
+                close(claim);
+        }
 }

@@ -62,8 +62,16 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
 /* SIGKILL the proxy and the init (its whole pid namespace dies) and reap them. */
 void session_kill(struct session_proc *p);
 
-/* Create a detached session: runtime entries, supervisor, init. Fills *st on success. */
-int session_create(const struct sbx_config *c, struct session_state *st, struct sbx_error *e);
+/*
+ * Create a detached session: runtime entries, supervisor, init. Fills *st on success, and
+ * *ret_claim with the session's claim: until session_create_claimed() is called on it, the
+ * session ends when this process does (killed before its caller could learn the id, say), so
+ * a create that dies half-way leaves nothing running.
+ */
+int session_create(const struct sbx_config *c, struct session_state *st, int *ret_claim,
+                   struct sbx_error *e);
+/* The caller has the session (its id is out): it now lives on without us. Closes claim. */
+void session_create_claimed(int claim);
 
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);

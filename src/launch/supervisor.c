@@ -38,6 +38,7 @@ struct supervisor {
         struct session_state st;
         struct session_proc init;
         int epfd, listenfd, timerfd, sigfd;
+        int claimfd;                 /* the create's report socket, until it claims us */
         int auditfd;                 /* the session's audit log (O_APPEND) */
         char *audit_path;            /* when [audit] dir is set; borrowed by st */
         int busy;                    /* exec connections open */
@@ -303,6 +304,19 @@ static void take_waiting_requests(struct supervisor *s)
         }
 }
 
+/* The create's word that its caller has our id, or its end (it died before that). */
+static void claim_event(struct supervisor *s)
+{
+        char m[64];
+        ssize_t n = RETRY_EINTR(recv(s->claimfd, m, sizeof(m), MSG_DONTWAIT));
+        if (n < 0 && errno == EAGAIN)
+                return;
+        if (n <= 0)
+                end_session(s, "crashed", "the sbx create that made it ended before its id was out");
+        (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->claimfd, NULL);
+        closep(&s->claimfd);
+}
+
 _noreturn_ static void event_loop(struct supervisor *s)
 {
         for (;;) {
@@ -326,6 +340,8 @@ _noreturn_ static void event_loop(struct supervisor *s)
                                 if (s->busy == 0)
                                         end_session(s, "expired", NULL);
                                 s->expiry_pending = true;
+                        } else if (fd == s->claimfd) {
+                                claim_event(s);
                         } else if (fd == s->listenfd) {
                                 (void)accept_client(s);
                         } else {
@@ -380,6 +396,7 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
                                .sessfd = sessfd,
                                .init = SESSION_PROC_INIT,
                                .listenfd = -1,
+                               .claimfd = -1,
                                .auditfd = -1};
         struct sbx_error e = {0};
 
@@ -409,9 +426,11 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         }
         if (setup(&s, &e) < 0)
                 goto fail;
-        /* #3: the session is ready */
-        (void)sync_send_ok(report_fd);
-        close(report_fd);
+        /* #3: the session is ready. The create keeps its end until its caller has the id:
+         * gone before that (killed half-way), it takes the session with it (event_loop). */
+        if (sync_send_ok(report_fd) < 0 || epoll_add(s.epfd, report_fd) < 0)
+                end_session(&s, "crashed", "the sbx create that made it ended first");
+        s.claimfd = report_fd;
         reap_stale(rtfd, &plan->owns);
         event_loop(&s);
 fail:
