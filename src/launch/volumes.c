@@ -85,12 +85,12 @@ static int make_idmap_userns(uid_t uid, gid_t gid, uint32_t base_uid, uint32_t b
         return r < 0 ? r : ns;
 }
 
-/* The idmapped, detached clone of one volume with its attributes set, or -errno. */
-static int idmapped_volume(const struct sbx_mount *m, uint32_t base_uid, uint32_t base_gid)
+/* The idmapped, detached clone of the volume at src with its attributes set, or -errno. */
+static int idmapped_volume(const struct sbx_mount *m, int src, uint32_t base_uid,
+                           uint32_t base_gid)
 {
-        _cleanup_close_ int src = open(m->host, O_PATH | O_CLOEXEC);
         struct stat st;
-        if (src < 0 || fstat(src, &st) < 0)
+        if (fstat(src, &st) < 0)
                 return -errno;
         _cleanup_close_ int ns = make_idmap_userns(st.st_uid, st.st_gid, base_uid, base_gid);
         if (ns < 0)
@@ -117,8 +117,11 @@ int volumes_send(const struct sbx_config *c, pid_t init, int sync_fd, struct sbx
                 return sbx_internal(e, -r, "failed to read the session's id maps");
         for (size_t i = 0; i < c->n_mounts; i++) {
                 const struct sbx_mount *m = &c->mounts[i];
-                _cleanup_close_ int tree = root ? idmapped_volume(m, base_uid, base_gid) : -1;
-                if (tree < 0 && root && !m->read_only)
+                /* A path that cannot be opened is the init's to report, as for any bind. */
+                _cleanup_close_ int src = root ? open(m->host, O_PATH | O_CLOEXEC) : -1;
+                _cleanup_close_ int tree =
+                    src >= 0 ? idmapped_volume(m, src, base_uid, base_gid) : -1;
+                if (tree < 0 && src >= 0 && !m->read_only)
                         return sbx_unsupported(
                             e, -tree,
                             "failed to mount the volume '%s' writable for the sandbox's root "
