@@ -55,7 +55,7 @@ check_scan() {
                         # the fixed name alone, whatever the caller's command line was
                         [ "${cmd% }" = "$comm" ] ||
                                 fail "pid $pid ($comm) shows the command line '$cmd'" || return 1
-                        [ "$env" = - ] || [ -z "${env// /}" ] ||
+                        [ "$env" = - ] || [ "${env// /}" = "SBX_PROCESS=$comm" ] ||
                                 fail "pid $pid ($comm) shows an environment: '$env'" || return 1
                         ;;
                 esac
@@ -97,7 +97,7 @@ check_host() {
                 seen=$((seen + 1))
                 [ "$(tr '\0' ' ' <"$p/cmdline")" = "$comm " ] ||
                         fail "$p ($comm) cmdline: $(tr '\0' ' ' <"$p/cmdline")" || return 1
-                [ -z "$(tr -d '\0' <"$p/environ")" ] ||
+                [ "$(tr '\0' '\n' <"$p/environ")" = "SBX_PROCESS=$comm" ] ||
                         fail "$p ($comm) environ: $(tr '\0' ' ' <"$p/environ")" || return 1
         done
         [ "$seen" -ge 2 ] || fail "saw $seen sbx processes in the session's pid namespace $ns" \

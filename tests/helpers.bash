@@ -76,15 +76,17 @@ sbx_procs() {
 # whose environment can be read and does not name one of them belongs to someone else (a
 # developer's sbx running while the suite runs); one whose environment cannot be read is
 # counted as ours.
-# The session's own processes (init, reapers, helpers) blank their environment block (the
-# caller's must not be visible inside): for those the nearest ancestor with one decides (the
-# supervisor, or the sbx client of an exec); one whose ancestors are gone is counted as ours.
+# The session's own processes (init, reapers, helpers) replace their environment block with
+# one SBX_PROCESS=<name> entry (the caller's must not be visible inside): for those the nearest
+# ancestor with an environment decides (the supervisor, or the sbx client of an exec); one
+# whose ancestors are gone is counted as ours.
 _sbx_ours() {
         local env rt d pid=$1 hops=0
         [ -d "/proc/$pid" ] || return 1 # gone meanwhile
         while :; do
                 env=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ") || return 0
-                [ -z "$env" ] || break
+                [ -z "$env" ] && return 0
+                [[ $env =~ ^SBX_PROCESS=sbx-[a-z]+$ ]] || break
                 pid=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || return 0
                 hops=$((hops + 1))
                 [ -n "$pid" ] && [ "$pid" -gt 1 ] && [ "$hops" -lt 16 ] || return 0

@@ -14,8 +14,8 @@
  * environ at the copies. Nothing later may use the original area. */
 void proctitle_init(int argc, char **argv);
 
-/* Blank the original area: cmdline shows only name (at most the area's size), environ
- * nothing. Done in a process that the session can see before it can see it. */
+/* Blank the original area: cmdline shows only name (at most the area's size), environ only
+ * "SBX_PROCESS=name". Done in a process that the session can see before it can see it. */
 void proctitle_hide(const char *name);
 
 /* The area's bytes as they are now (to put back with proctitle_restore after a child was
