@@ -85,6 +85,17 @@ after_kill() {
         after_kill
 }
 
+@test "SIGKILL of the supervisor of a --net proxy session: its egress proxy ends too" {
+        hostile_session --net proxy --allow-host example.com
+        # the proxy holds a socket of the session's network namespace, from the host's
+        local proxy
+        proxy=$(ps -o pid=,comm= --ppid "$sup" | awk '$2 == "sbx-proxy" { print $1 }')
+        [ -n "$proxy" ] || fail "no sbx-proxy child of the supervisor"
+        kill -9 "$sup"
+        after_kill
+        wait_until 10 eval '! kill -0 '"$proxy"' 2>/dev/null' || fail "sbx-proxy $proxy lives on"
+}
+
 @test "SIGKILL of the session init ends the session and its supervisor" {
         hostile_session
         kill -9 "$init"
