@@ -29,15 +29,31 @@ note_session() {
         [ -n "$cgroups" ] || fail "no cgroup of $sid found (the check would see nothing)"
 }
 
-# leftovers ID: print what is left of session ID (noted by note_session) on the host.
+# now_ticks: the current time in the clock ticks of /proc/PID/stat's start time (field 22).
+now_ticks() {
+        awk '{ sub(/.*\) /, ""); split($0, f, " "); print f[20] }' /proc/self/stat
+}
+
+# leftovers ID [TICKS]: print what is left of session ID (noted by note_session) on the host.
+# A process counts when it is in one of the session's namespaces and started before TICKS
+# (default: now): the kernel gives a freed namespace's number to the next new one at once, so
+# a process of a session made later (another test's) may show the same number; a leftover of
+# ours, or whatever forked it, is older than the kill.
 leftovers() {
-        local id=$1 c
-        # every process in one of the session's namespaces (one find: a fork per process
-        # would take seconds on a busy host)
+        local id=$1 c ticks=${2:-$(now_ticks)}
+        # one find: a fork per process would take seconds on a busy host
         find /proc -mindepth 3 -maxdepth 3 -path '/proc/[0-9]*/ns/*' -printf '%p %l\n' \
-                2>/dev/null | awk -v ids="${ns_ids[*]}" '
+                2>/dev/null | awk -v ids="${ns_ids[*]}" -v ticks="$ticks" '
                 BEGIN { n = split(ids, a, " "); for (i = 1; i <= n; i++) want[a[i]] = 1 }
-                ($2 in want) { print "process " $1 " in " $2 }'
+                ($2 in want) {
+                        split($1, p, "/")
+                        line = ""
+                        if ((getline line <("/proc/" p[3] "/stat")) <= 0) next
+                        close("/proc/" p[3] "/stat")
+                        sub(/.*\) /, "", line)
+                        split(line, f, " ")
+                        if (f[20] + 0 <= ticks + 0) print "process " $1 " in " $2
+                }'
         for c in $cgroups; do
                 if [ -d "$c" ]; then echo "cgroup $c"; fi
         done
@@ -47,7 +63,7 @@ leftovers() {
 }
 
 nothing_left() {
-        [ -z "$(leftovers "$1")" ]
+        [ -z "$(leftovers "$1" "${kill_ticks:-}")" ]
 }
 
 # hostile_session [CREATE-OPTIONS]: a session running the hostile workload and, in the
@@ -66,11 +82,12 @@ hostile_session() {
 
 # after_kill: the session must be gone entirely once `list` ran; the exec client has ended.
 after_kill() {
+        kill_ticks=$(now_ticks)
         wait_until 10 eval '! kill -0 '"$client"' 2>/dev/null' || fail "the exec client still runs"
         wait "$client" || true
         sbx_ok list
         [[ $output != *"$sid"* ]] || fail "list shows the dead session: $output"
-        wait_until 10 nothing_left "$sid" || fail "left of $sid:" "$(leftovers "$sid")"
+        wait_until 10 nothing_left "$sid" || fail "left of $sid:" "$(leftovers "$sid" "$kill_ticks")"
 }
 
 @test "SIGKILL of the supervisor ends every process of the session (join path)" {
@@ -159,7 +176,8 @@ after_kill() {
         note_session
         [ -n "$(leftovers "$sid")" ] || fail "the check sees nothing of a live session"
         sbx_ok destroy "$sid"
-        wait_until 10 nothing_left "$sid" || fail "left of $sid:" "$(leftovers "$sid")"
+        kill_ticks=$(now_ticks)
+        wait_until 10 nothing_left "$sid" || fail "left of $sid:" "$(leftovers "$sid" "$kill_ticks")"
         # The create runs its set-up command in the ready session, its id not yet printed.
         local ini=$BATS_TEST_TMPDIR/setup.ini out=$BATS_TEST_TMPDIR/create.out
         cat >"$ini" <<'INI'
@@ -173,13 +191,14 @@ INI
         sid=${sid##*/}
         wait_until 15 test -e "$SBX_RUNTIME_DIR/$sid/state" || fail "no state for $sid"
         note_session
-        wait_until 15 eval '[ "$(leftovers "$sid" | grep -c "^process.*pid:")" -ge 3 ]' ||
+        wait_until 15 eval '[ "$(leftovers "$sid" | grep -c "/ns/pid in ")" -ge 3 ]' ||
                 fail "the set-up command did not start: $(cat "$out")"
         kill -9 "$pid"
+        kill_ticks=$(now_ticks)
         wait "$pid" 2>/dev/null || true
         [ -z "$(cat "$out")" ] || fail "create printed: $(cat "$out")"
         sbx_ok list
-        wait_until 10 nothing_left "$sid" || fail "left of $sid:" "$(leftovers "$sid")"
+        wait_until 10 nothing_left "$sid" || fail "left of $sid:" "$(leftovers "$sid" "$kill_ticks")"
 }
 
 @test "SIGKILL of sbx destroy at any point: the session is whole or gone" {

@@ -312,7 +312,7 @@ static void claim_event(struct supervisor *s)
         if (n < 0 && errno == EAGAIN)
                 return;
         if (n <= 0)
-                end_session(s, "crashed", "the sbx create that made it ended before its id was out");
+                end_session(s, "crashed", "the sbx create ended before its id was out");
         (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->claimfd, NULL);
         closep(&s->claimfd);
 }

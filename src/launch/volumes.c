@@ -86,8 +86,7 @@ static int make_idmap_userns(uid_t uid, gid_t gid, uint32_t base_uid, uint32_t b
 }
 
 /* The idmapped, detached clone of the volume at src with its attributes set, or -errno. */
-static int idmapped_volume(const struct sbx_mount *m, int src, uint32_t base_uid,
-                           uint32_t base_gid)
+static int idmapped_volume(const struct sbx_mount *m, int src, uint32_t base_uid, uint32_t base_gid)
 {
         struct stat st;
         if (fstat(src, &st) < 0)
@@ -95,10 +94,9 @@ static int idmapped_volume(const struct sbx_mount *m, int src, uint32_t base_uid
         _cleanup_close_ int ns = make_idmap_userns(st.st_uid, st.st_gid, base_uid, base_gid);
         if (ns < 0)
                 return ns;
-        _cleanup_close_ int tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                          AT_RECURSIVE | AT_EMPTY_PATH);
-        struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID |
-                                           MOUNT_ATTR_NODEV |
+        _cleanup_close_ int tree =
+            open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+        struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
                                            (m->read_only ? MOUNT_ATTR_RDONLY : 0),
                                .userns_fd = (uint64_t)ns};
         if (tree < 0 || sys_mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a) < 0)

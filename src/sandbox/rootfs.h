@@ -15,7 +15,8 @@ struct rootfs_sources {
                             image store's layers/), or -1 */
         int layers_fd;   /* O_PATH of the image store's layers/ (--image), or -1 */
         int *volume_fds; /* one O_PATH fd per config mount; -1 = skipped */
-        int *volume_trees; /* per config mount: the supervisor's idmapped clone, or -1 */
+        /* per config mount: the supervisor's idmapped clone (launch/volumes.c), or -1 */
+        int *volume_trees;
         size_t n_volumes;
 };
 
