@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "shared/proctitle.h"
 
 /* fds 0-2 must exist, or a pipe created later could land on them. */
 static void ensure_stdio(void)
@@ -51,6 +52,8 @@ static bool wants_json(int argc, char **argv, int from)
 int main(int argc, char **argv)
 {
         struct cli cli = {0};
+        /* before anything keeps a pointer into argv or environ (shared/proctitle.h) */
+        proctitle_init(argc, argv);
         ensure_stdio();
 
         /* global options before the command name */

@@ -24,7 +24,7 @@ bats_require_minimum_version 1.5.0
 # The comm names the session's own processes carry (supervisor, session init, per-exec
 # reaper and its spare, set-up helper, egress proxy, stale sweeper); any of them left after a
 # test is a leak.
-sbx_comms=(sbx-supervisor sbx-init sbx-reaper sbx-spare sbx-helper sbx-proxy sbx-sweep)
+sbx_comms=(sbx-supervisor sbx-init sbx-reaper sbx-spare sbx-helper sbx-proxy sbx-sweep sbx-files)
 
 # The user the unprivileged suites run as, and a second one for the "other user" checks.
 test_user=sbxtest
@@ -77,11 +77,21 @@ sbx_procs() {
 # whose environment can be read and does not name one of them belongs to someone else (a
 # developer's sbx running while the suite runs); one whose environment cannot be read is
 # counted as ours.
+# The session's own processes (init, reapers, helpers) replace their environment block with
+# one SBX_PROCESS=<name> entry (the caller's must not be visible inside): for those the nearest
+# ancestor with an environment decides (the supervisor, or the sbx client of an exec); one
+# whose ancestors are gone is counted as ours.
 _sbx_ours() {
-        local env rt d
-        [ -d "/proc/$1" ] || return 1 # gone meanwhile
-        env=$(tr '\0' '\n' 2>/dev/null <"/proc/$1/environ") || return 0
-        [ -n "$env" ] || return 0
+        local env rt d pid=$1 hops=0
+        [ -d "/proc/$pid" ] || return 1 # gone meanwhile
+        while :; do
+                env=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ") || return 0
+                [ -z "$env" ] && return 0
+                [[ $env =~ ^SBX_PROCESS=sbx-[a-z]+$ ]] || break
+                pid=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || return 0
+                hops=$((hops + 1))
+                [ -n "$pid" ] && [ "$pid" -gt 1 ] && [ "$hops" -lt 16 ] || return 0
+        done
         rt=$(sed -n 's/^SBX_RUNTIME_DIR=//p' <<<"$env" | head -n 1)
         for d in "${sbx_runtime_dirs[@]}"; do
                 [ "$rt" = "$d" ] && return 0

@@ -2,8 +2,10 @@
 #include "provision.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <sys/socket.h>
@@ -41,6 +43,7 @@ static int exec_forked(provision_exec_fn run, void *ctx, const struct exec_reque
         if (pipe2(p, O_CLOEXEC) < 0)
                 return sbx_internal(e, errno, "failed to create a pipe");
         _cleanup_close_ int rd = p[0];
+        pid_t parent = getpid();
         pid_t pid = fork();
         if (pid < 0) {
                 close(p[1]);
@@ -48,6 +51,10 @@ static int exec_forked(provision_exec_fn run, void *ctx, const struct exec_reque
         }
         if (pid == 0) {
                 closep(&rd);
+                /* A step never outlives the create (or run) it works for: killed, that one
+                 * takes its session down (the #4 handshake, a copy of which we hold, must close). */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                        _exit(1);
                 struct step_report rep = {0};
                 struct exec_result cr = {0};
                 rep.r = run(ctx, rq, &cr, &rep.error);

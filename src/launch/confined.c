@@ -16,6 +16,7 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
+#include "../shared/proctitle.h"
 #include "../shared/util.h"
 #include "cgroup.h"
 #include "confined.h"
@@ -138,6 +139,8 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
         if (pid == 0) {
                 close(p[0]);
                 closep(&s.auditfd); /* the sandbox side never holds the log */
+                /* the caller's command line and environment stay out of the session's view */
+                proctitle_hide("sbx-files");
                 struct sbx_error je = {0};
                 if (session_ns_join_except_cgroup(s.ns, &je) < 0) {
                         struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};

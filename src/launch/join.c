@@ -24,6 +24,7 @@
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/macros.h"
+#include "../shared/proctitle.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
@@ -231,12 +232,24 @@ static int start_reaper(struct exec_fds *f, struct exec_spec *spec, struct cgrou
          * address space for it (B0 leaves by _exit, and forks with a raw clone). Only as
          * root: an unprivileged B0 has the sandbox's host uid, and a SIGSTOP from inside
          * would hold a vfork parent where no timeout can reach it. */
+        /* B is born with our memory: our command line and environment (`-e` values, host
+         * paths) are blanked in it from birth, so no process of the session ever reads them in
+         * B's /proc files. Ours are put back once B0 is gone (B0 shares our memory as a vfork
+         * child; B's is a copy). */
+        char comm[16] = "sbx";
+        (void)prctl(PR_GET_NAME, comm);
+        void *title = proctitle_save();
+        proctitle_hide("sbx-reaper");
         pid_t b0 = geteuid() == 0 ? vfork() : fork();
-        if (b0 < 0)
-                return sbx_internal(e, errno, "failed to start the command");
         if (b0 == 0)
                 reaper_spawn(f, spec, cx, ns, init_cgroup_fd);
-        (void)RETRY_EINTR(waitpid(b0, NULL, 0)); /* it has left already */
+        int err = errno;
+        if (b0 > 0)
+                (void)RETRY_EINTR(waitpid(b0, NULL, 0)); /* it has left already */
+        proctitle_restore(title);
+        (void)prctl(PR_SET_NAME, comm);
+        if (b0 < 0)
+                return sbx_internal(e, err, "failed to start the command");
         /* Only B holds B's end now: if it dies without a word, the read below sees the end
          * of the socket instead of waiting forever. */
         closep(&f->status[1]);

@@ -298,7 +298,8 @@ void kernel_check_idmap(struct kernel_check *out)
         close(hold);
         (void)RETRY_EINTR(waitpid(pid, NULL, 0));
         if (out->available)
-                set(out, "an idmapped clone of /usr works (root-run sessions use one)");
+                set(out, "an idmapped clone of /usr works (root-run sessions use them for /usr "
+                         "and volumes)");
         else
                 set(out, "%s: %s%s", step, strerror(err),
                     err == EPERM    ? " (needs CAP_SYS_ADMIN on the host: only root-run sessions "

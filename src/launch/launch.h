@@ -62,6 +62,13 @@ struct cgroup_session;
  */
 int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
                   struct session_proc *out, struct sbx_error *e);
+/*
+ * After #1: one message per configured volume, with its idmapped clone (root-run sessions,
+ * volumes.c) or without an fd (a plain bind made by the init). A writable volume that cannot
+ * be idmapped fails the session (exit 4) rather than give the sandbox's root a volume it cannot
+ * write, or files owned by the session's host uid.
+ */
+int volumes_send(const struct sbx_config *c, pid_t init, int sync_fd, struct sbx_error *e);
 /* SIGKILL the proxy and the init (its whole pid namespace dies), reap them, and give their
  * uid range back. */
 void session_kill(struct session_proc *p);

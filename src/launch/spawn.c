@@ -266,6 +266,8 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
         /* #1: maps written (with the idmapped /usr when there is one) */
         if (r == 0 && sync_send_ok_fd(parent_end, usr_tree) < 0)
                 r = sbx_internal(e, errno, "the session init died during setup");
+        if (r == 0)
+                r = volumes_send(c, pid, parent_end, e);
         /* #2: root built, or the init's own error */
         if (r == 0)
                 r = sync_wait_fd(parent_end, "the session init", &p.ns[NS_NET], e);

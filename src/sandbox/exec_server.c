@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "../shared/macros.h"
+#include "../shared/proctitle.h"
 #include "../shared/sync.h"
 #include "../shared/util.h"
 #include "exec_wire.h"
@@ -261,7 +262,7 @@ static void start_spare(struct server *s)
         if (b == 0) {
                 close(s->sigfd);
                 close(s->taken[0]);
-                (void)prctl(PR_SET_NAME, "sbx-spare");
+                proctitle_hide("sbx-spare");
                 int conn = wait_connection(s->listen);
                 /* Without a connection the spare leaves with nothing written: the init then
                  * forks no more of them (never a loop of failing spares). */

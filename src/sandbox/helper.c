@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../shared/macros.h"
+#include "../shared/proctitle.h"
 #include "../shared/sync.h"
 #include "../shared/util.h"
 #include "rootfs.h"
@@ -42,7 +43,7 @@ static void helper_etc(const struct sbx_config *c, int sock)
 _noreturn_ static void helper_main(const struct sbx_config *c, int sock)
 {
         close_all_except(&sock, 1);
-        (void)prctl(PR_SET_NAME, "sbx-helper");
+        proctitle_hide("sbx-helper");
         struct sbx_error e = {0};
         _cleanup_close_ int nsfd = -1;
         if (c->net != SBX_NET_HOST && netns_make(&nsfd, &e) < 0) {

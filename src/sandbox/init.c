@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../shared/proctitle.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
@@ -59,6 +60,9 @@ static int init_setup(const struct sbx_config *c, struct init_fds *fds, struct h
          * for after a failed move too: the supervisor reads the error at #2. */
         struct sbx_error ignored = {0};
         int r1 = sync_wait_fd(fds->sync, "the supervisor", &src.usr_tree_fd, r < 0 ? &ignored : e);
+        /* then one message per volume (the supervisor's idmapped clones) */
+        if (r1 == 0)
+                r1 = rootfs_receive_volumes(c, fds->sync, &src, r < 0 ? &ignored : e);
         if (r == 0)
                 r = r1;
         /* Only now: a non-dumpable process's /proc files belong to root, and an unprivileged
@@ -112,7 +116,9 @@ _noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *f
         struct sbx_error e = {0};
 
         (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
-        (void)prctl(PR_SET_NAME, "sbx-init");
+        /* Nothing else is in our pid namespace yet: the caller's command line and environment
+         * go before anything inside could read them from /proc/1/{cmdline,environ}. */
+        proctitle_hide("sbx-init");
         struct helper h = HELPER_INIT;
         signals_reset();
 

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../shared/proctitle.h"
 #include "../shared/sync.h"
 #include "../shared/syscalls.h"
 #include "../shared/util.h"
@@ -137,7 +138,7 @@ void reaper_hello(int status_fd, bool retry)
 
 int reaper_become(sigset_t *set)
 {
-        (void)prctl(PR_SET_NAME, "sbx-reaper");
+        proctitle_hide("sbx-reaper");
         (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
         sigemptyset(set);
         sigaddset(set, SIGCHLD);

@@ -9,6 +9,7 @@
 
 #include "../shared/macros.h"
 #include "../shared/syscalls.h"
+#include "../shared/sync.h"
 #include "mounts.h"
 #include "sandbox.h"
 
@@ -25,17 +26,27 @@ void rootfs_sources_close(struct rootfs_sources *s)
         closep(&s->base_fd);
         closep(&s->usr_tree_fd);
         closep(&s->layers_fd);
-        for (size_t i = 0; i < s->n_volumes; i++)
+        for (size_t i = 0; i < s->n_volumes; i++) {
                 closep(&s->volume_fds[i]);
+                if (s->volume_trees)
+                        closep(&s->volume_trees[i]);
+        }
         free(s->volume_fds);
         s->volume_fds = NULL;
+        free(s->volume_trees);
+        s->volume_trees = NULL;
         s->n_volumes = 0;
 }
 
 int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struct sbx_error *e)
 {
-        int usr_tree = src->usr_tree_fd;
-        *src = (struct rootfs_sources){.base_fd = -1, .usr_tree_fd = usr_tree, .layers_fd = -1};
+        /* what the supervisor sent is kept: /usr's and the volumes' clones */
+        *src = (struct rootfs_sources){.base_fd = -1,
+                                       .usr_tree_fd = src->usr_tree_fd,
+                                       .layers_fd = -1,
+                                       .volume_fds = src->volume_fds,
+                                       .volume_trees = src->volume_trees,
+                                       .n_volumes = src->n_volumes};
 
         /* Nothing we mount from here on may propagate back to the host. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
@@ -53,11 +64,9 @@ int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struc
                                         "invalid --rootfs '%s': cannot open it as a directory",
                                         c->rootfs);
         }
-        src->volume_fds = calloc(c->n_mounts ? c->n_mounts : 1, sizeof(int));
-        if (!src->volume_fds)
-                return -ENOMEM;
-        src->n_volumes = c->n_mounts;
         for (size_t i = 0; i < c->n_mounts; i++) {
+                if (src->volume_trees[i] >= 0)
+                        continue; /* the supervisor's clone is mounted instead */
                 src->volume_fds[i] = open(c->mounts[i].host, O_PATH | O_CLOEXEC);
                 if (src->volume_fds[i] < 0)
                         return sbx_fail(e, EXIT_USAGE, "usage", errno,
@@ -235,17 +244,46 @@ static int bind_layer_dir(int rootfd, const char *layer_dir, const char *target,
         return mnt_bind(src, t, MNT_SECURE, target, e);
 }
 
+int rootfs_receive_volumes(const struct sbx_config *c, int sync_fd, struct rootfs_sources *src,
+                           struct sbx_error *e)
+{
+        size_t n = c->n_mounts ? c->n_mounts : 1;
+        src->volume_fds = calloc(n, sizeof(int));
+        src->volume_trees = calloc(n, sizeof(int));
+        if (!src->volume_fds || !src->volume_trees)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        for (size_t i = 0; i < n; i++)
+                src->volume_fds[i] = src->volume_trees[i] = -1;
+        src->n_volumes = c->n_mounts;
+        for (size_t i = 0; i < c->n_mounts; i++) {
+                int r = sync_wait_fd(sync_fd, "the supervisor", &src->volume_trees[i], e);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+/* A volume: the supervisor's idmapped clone (attributes set), or a bind of the host path. */
 static int setup_volumes(const struct sbx_config *c, const struct rootfs_sources *src, int rootfd,
                          struct sbx_error *e)
 {
         for (size_t i = 0; i < c->n_mounts; i++) {
                 const struct sbx_mount *m = &c->mounts[i];
+                int tree = src->volume_trees[i];
+                int fd = tree >= 0 ? tree : src->volume_fds[i];
                 struct stat st;
-                if (fstat(src->volume_fds[i], &st) < 0)
+                if (fstat(fd, &st) < 0)
                         return sbx_internal(e, errno, "failed to stat '%s'", m->host);
                 _cleanup_close_ int t = mnt_open_target(rootfd, m->sandbox, S_ISDIR(st.st_mode), e);
                 if (t < 0)
                         return t;
+                if (tree >= 0) {
+                        if (move_mount(tree, "", t, "",
+                                       MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+                                return sbx_internal(e, errno, "failed to attach the volume '%s'",
+                                                    m->sandbox);
+                        continue;
+                }
                 int r =
                     mnt_bind(src->volume_fds[i], t,
                              MNT_SECURE | (m->read_only ? MOUNT_ATTR_RDONLY : 0), m->sandbox, e);

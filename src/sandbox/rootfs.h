@@ -15,10 +15,16 @@ struct rootfs_sources {
                             image store's layers/), or -1 */
         int layers_fd;   /* O_PATH of the image store's layers/ (--image), or -1 */
         int *volume_fds; /* one O_PATH fd per config mount; -1 = skipped */
+        /* per config mount: the supervisor's idmapped clone (launch/volumes.c), or -1 */
+        int *volume_trees;
         size_t n_volumes;
 };
 
 void rootfs_sources_close(struct rootfs_sources *s);
+
+/* After #1: the supervisor's one message per volume (its idmapped clone, or none). */
+int rootfs_receive_volumes(const struct sbx_config *c, int sync_fd, struct rootfs_sources *src,
+                           struct sbx_error *e);
 
 /* Make every mount private and open the sources (before the uid switch). */
 int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struct sbx_error *e);
