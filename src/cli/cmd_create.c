@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../launch/launch.h"
+#include "../launch/limits.h"
 #include "../shared/util.h"
 #include "args.h"
 #include "provision.h"
@@ -25,8 +26,22 @@ void session_json(struct buf *b, const struct session_state *st, bool with_creat
                 format_rfc3339(st->created_at, t);
                 buf_puts(b, ",\"created_at\":");
                 json_cstr(b, t);
+                /* list: which limits hold */
+                struct limits_report lr;
+                limits_from_state(st, &lr);
+                limits_json(b, &lr);
         }
         buf_puts(b, "}");
+}
+
+/* One line naming every default limit the session goes without, and the fix. */
+static void warn_unenforced(const struct session_state *st)
+{
+        struct limits_report lr;
+        char w[512];
+        limits_from_state(st, &lr);
+        if (limits_warning(&lr, w, sizeof(w)))
+                cli_warn("%s", w);
 }
 
 int cmd_create(struct cli *cli, int argc, char **argv)
@@ -62,6 +77,8 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         if (r == 0) {
                 args_print_warnings(&c);
                 r = session_create(&c, &st, &cli->err);
+                if (r == 0)
+                        warn_unenforced(&st);
         }
         if (r == 0 && ((c.packages && c.packages[0]) || c.setup)) {
                 /* installs and setup before the id is printed; a failure leaves nothing */

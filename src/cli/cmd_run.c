@@ -9,6 +9,7 @@
 #include "../launch/audit_create.h"
 #include "../launch/cgroup.h"
 #include "../launch/launch.h"
+#include "../launch/limits.h"
 #include "../net/proxy.h"
 #include "../session/audit.h"
 #include "../shared/macros.h"
@@ -43,6 +44,16 @@ static int run_audit_open(const struct sbx_config *c, const struct cgroup_plan *
         return 0;
 }
 
+/* One line naming every default limit the session goes without, and the fix. */
+static void warn_unenforced(const struct sbx_config *c, const struct cgroup_plan *plan)
+{
+        struct limits_report lr;
+        char w[512];
+        limits_from_plan(c, plan, &lr);
+        if (plan->unenforced && limits_warning(&lr, w, sizeof(w)))
+                cli_warn("%s", w);
+}
+
 static int run_in_new_session(const struct sbx_config *c, const struct exec_request *rq,
                               struct exec_result *res, struct sbx_error *e)
 {
@@ -72,6 +83,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
          * cgroup.kill and for execs that outlive their client. */
         if (r == 0 && cgroup_limits_wanted(c))
                 r = cgroup_prepare(c, &plan, e);
+        if (r == 0)
+                warn_unenforced(c, &plan);
         if (r == 0 && (r = cgroup_session_create(&plan, c, st.id, &cg, e)) == 0)
                 cgroup_session_to_state(&cg, &st);
         else if (r < 0)

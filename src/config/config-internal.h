@@ -29,6 +29,7 @@ enum config_key_id {
         KEY_PIDS,
         KEY_DISK,
         KEY_NOFILE,
+        KEY_STRICT_LIMITS,
         KEY_NET,
         KEY_ALLOW,
         KEY_SECCOMP,

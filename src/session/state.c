@@ -72,6 +72,10 @@ int session_state_format(const struct session_state *s, struct buf *b)
         r |= put_num(b, "nofile", (int64_t)s->nofile);
         r |= put_num(b, "disk", (int64_t)s->disk_bytes);
         r |= put_num(b, "read_only", s->read_only);
+        r |= put_num(b, "memory", (int64_t)s->memory_bytes);
+        r |= put_num(b, "cpus_milli", (int64_t)s->cpus_milli);
+        r |= put_num(b, "pids", (int64_t)s->pids);
+        r |= put_num(b, "unenforced", s->limits_unenforced);
         if (s->cgroup)
                 r |= put_kv(b, "cgroup", s->cgroup);
         if (s->cgroup_v1_memory)
@@ -175,7 +179,8 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
             "version",  "supervisor_pid", "supervisor_start",
 
             "init_pid", "created_at",     "expires_at",       "ttl", "timeout", "seccomp", "net",
-            "nofile",   "disk",           "read_only"};
+            "nofile",   "disk",           "read_only",        "memory", "cpus_milli", "pids",
+            "unenforced"};
         bool known = false;
         for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
                 known = known || strcmp(k, numeric[i]) == 0;
@@ -209,6 +214,14 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                 s->disk_bytes = (uint64_t)x;
         else if (strcmp(k, "read_only") == 0)
                 s->read_only = x != 0;
+        else if (strcmp(k, "memory") == 0)
+                s->memory_bytes = (uint64_t)x;
+        else if (strcmp(k, "cpus_milli") == 0)
+                s->cpus_milli = (uint64_t)x;
+        else if (strcmp(k, "pids") == 0)
+                s->pids = (uint64_t)x;
+        else if (strcmp(k, "unenforced") == 0)
+                s->limits_unenforced = (unsigned)x & 7u;
         return 0;
 }
 
