@@ -25,7 +25,11 @@ in_userns() {
         _expect "$want" bash -c '
                 unshare -U sh -c "while [ -z \"\$(cat /proc/self/uid_map)\" ]; do sleep 0.02; done; exec \"\$@\"" _ "$@" &
                 pid=$!
-                for i in $(seq 100); do [ -e /proc/$pid/uid_map ] && break; sleep 0.02; done
+                me=$(readlink /proc/self/ns/user)
+                for i in $(seq 250); do
+                        [ "$(readlink /proc/$pid/ns/user)" != "$me" ] && break
+                        sleep 0.02
+                done
                 echo "0 0 200000" >/proc/$pid/uid_map && echo "0 0 200000" >/proc/$pid/gid_map
                 wait $pid' _ "$@"
 }

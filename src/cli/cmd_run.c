@@ -83,8 +83,6 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
          * cgroup.kill and for execs that outlive their client. */
         if (r == 0 && cgroup_limits_wanted(c))
                 r = cgroup_prepare(c, &plan, e);
-        if (r == 0)
-                warn_unenforced(c, &plan);
         if (r == 0 && (r = cgroup_session_create(&plan, c, st.id, &cg, e)) == 0)
                 cgroup_session_to_state(&cg, &st);
         else if (r < 0)
@@ -119,6 +117,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         }
         if (r == 0)
                 r = session_spawn(c, &cg, init_chan, &p, e);
+        if (r == 0) /* once the session is up: a failed one gets its own error only */
+                warn_unenforced(c, &plan);
         uint64_t ready_ms = now_monotonic_ms(); /* #2: the init starts a command sent ahead */
         closep(&init_chan);
         _cleanup_close_ int auditfd = -1;

@@ -110,6 +110,10 @@ const char *limits_fix_command(void)
         bool v2_offers = cg_host_probe(&h) == 0 && h.v2_own[0] && h.v2_avail[0];
         if (getuid() != 0 && v2_offers && user_manager())
                 return "systemd-run --user --scope -p Delegate=yes sbx ...";
+        /* root whose cgroup is not writable: a container without cgroup access */
+        if (getuid() == 0)
+                return "give sbx a writable cgroup (in a container: a cgroup mounted read-write "
+                       "for it, as podman run --privileged does)";
         /* cgroup v1 or hybrid, or no user manager: only root (or a cgroup root hands over) */
         return "sudo sbx ... (sbx as root enforces every limit)";
 }

@@ -33,7 +33,9 @@ static int try_unshare(void *arg, char *line, size_t size)
         return unshare(CLONE_NEWUSER) == 0 ? 0 : errno;
 }
 
-/* 1: the id maps cannot be written; 2: no tmpfs can be mounted in the new namespaces. */
+/* 1: the id maps cannot be written; 2: no tmpfs can be mounted in the new namespaces; 3: no
+ * hostname can be set in a new UTS namespace (what a container's seccomp profile refuses to a
+ * process without CAP_SYS_ADMIN in the container, though the new namespace grants it). */
 static int try_mount(void *arg, char *line, size_t size)
 {
         (void)arg;
@@ -43,6 +45,10 @@ static int try_mount(void *arg, char *line, size_t size)
             mount("sbx-check", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=64k") < 0) {
                 snprintf(line, size, "mount tmpfs: %s", strerror(errno));
                 return 2;
+        }
+        if (unshare(CLONE_NEWUTS) < 0 || sethostname("sbx-check", 9) < 0) {
+                snprintf(line, size, "sethostname in a new UTS namespace: %s", strerror(errno));
+                return 3;
         }
         return 0;
 }
@@ -126,6 +132,25 @@ static bool userns_refused(int err, char *out, size_t n)
         return true;
 }
 
+/* Something a session does in its user namespace is refused: by AppArmor's restriction, by
+ * a seccomp filter around sbx, or by something else (what is in line). */
+static void mount_refused(const char *line, char *out, size_t n)
+{
+        long aa = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+        if (aa == 1)
+                snprintf(out, n, "AppArmor takes every capability from sbx's user namespaces "
+                                 "(kernel.apparmor_restrict_unprivileged_userns = 1: %s); "
+                                 "fix: " APPARMOR_FIX, line);
+        else if (filtered())
+                snprintf(out, n, "a seccomp filter around sbx (a container's profile) refuses "
+                                 "what a session needs in its user namespace (%s); "
+                                 "fix: " SECCOMP_FIX, line);
+        else
+                snprintf(out, n, "a session's namespaces are refused what they need here (%s); "
+                                 "fix: run sbx where user namespaces may mount and set a "
+                                 "hostname", line);
+}
+
 bool host_refusal(bool overlay, char *out, size_t n)
 {
         struct answer a;
@@ -151,42 +176,34 @@ bool host_refusal(bool overlay, char *out, size_t n)
                 return userns_refused(a.status, out, n);
         in_child(try_mount, NULL, &a);
         if (a.status == 1 || a.status == 2) {
-                long aa = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
-                if (aa == 1)
-                        snprintf(out, n, "AppArmor takes every capability from sbx's user "
-                                         "namespaces (kernel.apparmor_restrict_unprivileged_userns"
-                                         " = 1: %s); fix: " APPARMOR_FIX, a.line);
-                else if (filtered())
-                        snprintf(out, n, "a seccomp filter around sbx (a container's profile) "
-                                         "refuses what a session needs in its user namespace "
-                                         "(%s); fix: " SECCOMP_FIX, a.line);
-                else
-                        snprintf(out, n, "nothing can be mounted in a new user namespace here "
-                                         "(%s); fix: run sbx where user namespaces may mount",
-                                 a.line);
+                mount_refused(a.line, out, n);
                 return true;
         }
+        /* From here on each cause is independent of the others: name every one found, so
+         * that the user does not fix one only to meet the next. */
+        size_t used = 0;
+        if (a.status == 3)
+                mount_refused(a.line, out, n);
+        used = strlen(out);
         in_child(try_proc, NULL, &a);
-        if (a.status == EPERM || a.status == EACCES) {
-                snprintf(out, n, "the kernel will not mount a new /proc here: this /proc is "
-                                 "masked or read-only (parts of it covered, as container runtimes "
-                                 "do); fix: run the container with an unmasked /proc (podman run "
-                                 "--security-opt unmask=ALL, docker run --security-opt "
-                                 "systempaths=unconfined)");
-                return true;
-        }
+        if (a.status == EPERM || a.status == EACCES)
+                snprintf(out + used, n - used, "%sthe kernel will not mount a new /proc here: this "
+                         "/proc is masked or read-only (parts of it covered, as container "
+                         "runtimes do); fix: run the container with an unmasked /proc (podman "
+                         "run --security-opt unmask=ALL, docker run --security-opt "
+                         "systempaths=unconfined)",
+                         used ? "; also " : "");
+        used = strlen(out);
         if (overlay) {
                 struct kernel_check k;
                 kernel_check_overlay_userns(&k);
-                if (!k.available) {
-                        snprintf(out, n, "no overlayfs in a user namespace here (%s); fix: "
-                                         "--read-only (no overlay: only /workspace, /tmp and "
-                                         "mounts are writable), or Linux 5.11 or newer",
-                                 k.detail);
-                        return true;
-                }
+                if (!k.available)
+                        snprintf(out + used, n - used, "%sno overlayfs in a user namespace here "
+                                 "(%s); fix: --read-only (no overlay: only /workspace, /tmp and "
+                                 "mounts are writable), or Linux 5.11 or newer",
+                                 used ? "; also " : "", k.detail);
         }
-        return false;
+        return out[0] != '\0';
 }
 
 void host_refusal_explain(bool overlay, struct sbx_error *e)
