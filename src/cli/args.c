@@ -10,8 +10,8 @@
 
 /* Order matters: option ids are OPT_CREATE_FIRST + index. */
 static const char *const create_flags[] = {
-    "name",    "ttl",      "timeout", "rootfs",     "image",   "package", "read-only",
-    "workdir", "hostname", "env",     "mount",      "memory",  "cpus",    "pids",
+    "name",    "ttl",      "timeout", "rootfs",     "image",   "package",       "read-only",
+    "workdir", "hostname", "env",     "mount",      "memory",  "cpus",          "pids",
     "disk",    "nofile",   "net",     "allow-host", "seccomp", "strict-limits",
 };
 

@@ -24,10 +24,10 @@
 struct feature {
         const char *name;
         bool available;
-        bool required;   /* a default create needs it */
+        bool required;     /* a default create needs it */
         bool goes_without; /* a default limit that a default create goes without (and warns) */
-        int cg_version;  /* cgroup rows: the hierarchy (1 or 2), 0 when none; -1 other rows */
-        char path[4096]; /* cgroup rows: the cgroup sessions are made below */
+        int cg_version;    /* cgroup rows: the hierarchy (1 or 2), 0 when none; -1 other rows */
+        char path[4096];   /* cgroup rows: the cgroup sessions are made below */
         char detail[1100];
 };
 
@@ -97,8 +97,7 @@ static void check_cgroups(const struct sbx_config *c, struct feature *f,
                           struct cgroup_check chk[CG_NCTRL])
 {
         const bool asked[CG_NCTRL] = {c->memory_bytes != 0, c->pids != 0, c->cpus_milli != 0};
-        const enum sbx_origin origin[CG_NCTRL] = {c->memory_origin, c->pids_origin,
-                                                  c->cpus_origin};
+        const enum sbx_origin origin[CG_NCTRL] = {c->memory_origin, c->pids_origin, c->cpus_origin};
         for (int k = 0; k < CG_NCTRL; k++) {
                 struct cgroup_check *r = &chk[k];
                 cgroup_check_controller((enum cg_ctrl)k, r);
@@ -109,10 +108,10 @@ static void check_cgroups(const struct sbx_config *c, struct feature *f,
                 f[k].cg_version = r->version;
                 snprintf(f[k].path, sizeof(f[k].path), "%s", r->path);
                 snprintf(f[k].detail, sizeof(f[k].detail), "%s%s", r->detail,
-                         !asked[k]                ? " (not needed: the limit is 'unlimited')"
+                         !asked[k]               ? " (not needed: the limit is 'unlimited')"
                          : r->available || !dflt ? ""
-                                                  : "; a default create goes without this "
-                                                    "default limit, and warns");
+                                                 : "; a default create goes without this "
+                                                   "default limit, and warns");
         }
         struct cgroup_check kill;
         cgroup_check_kill(&kill);
@@ -123,8 +122,8 @@ static void check_cgroups(const struct sbx_config *c, struct feature *f,
 }
 
 /* The last line: what works for this user here, and the first fix. */
-static void verdict(const struct feature *fs, size_t n, const struct limits_report *lr,
-                    char *out, size_t len)
+static void verdict(const struct feature *fs, size_t n, const struct limits_report *lr, char *out,
+                    size_t len)
 {
         unsigned uid = (unsigned)getuid();
         /* a failed session row carries the host's refusal: its cause and its fix */
@@ -135,16 +134,15 @@ static void verdict(const struct feature *fs, size_t n, const struct limits_repo
                 }
         for (size_t i = 0; i < n; i++)
                 if (fs[i].required && !fs[i].available) {
-                        snprintf(out, len, "no sessions for uid %u here: %s: %s", uid,
-                                 fs[i].name, fs[i].detail);
+                        snprintf(out, len, "no sessions for uid %u here: %s: %s", uid, fs[i].name,
+                                 fs[i].detail);
                         return;
                 }
         char w[512];
         if (limits_warning(lr, w, sizeof(w)))
                 snprintf(out, len, "sessions work for uid %u here, but %s", uid, w);
         else
-                snprintf(out, len, "sessions work for uid %u here, with every limit enforced",
-                         uid);
+                snprintf(out, len, "sessions work for uid %u here, with every limit enforced", uid);
 }
 
 static void print_json(struct buf *b, const struct feature *fs, size_t n, bool ok,

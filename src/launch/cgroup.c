@@ -332,8 +332,8 @@ static bool may_go_without(const struct sbx_config *c, enum cg_ctrl k)
 
 /* Make <own v1>/sbx for each controller of plan->v1_mask; a default that cannot have it goes
  * without. */
-static int prepare_v1(const struct cg_host *h, const struct sbx_config *c,
-                      struct cgroup_plan *plan, struct sbx_error *e)
+static int prepare_v1(const struct cg_host *h, const struct sbx_config *c, struct cgroup_plan *plan,
+                      struct sbx_error *e)
 {
         for (int k = 0; k < CG_NCTRL; k++) {
                 if (!(plan->v1_mask & CG_BIT(k)))

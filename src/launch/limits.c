@@ -143,8 +143,8 @@ bool limits_warning(const struct limits_report *r, char *out, size_t n)
                         continue;
                 char one_text[48];
                 value_text(k, r->value[k], one_text, sizeof(one_text));
-                used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
-                                         used ? ", " : "", one_text);
+                used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "",
+                                         one_text);
         }
         if (!used)
                 return false;

@@ -18,10 +18,10 @@
 #include "kernel_check.h"
 
 #define SECCOMP_FIX                                                                                \
-        "run the container with --security-opt seccomp=unconfined (or a profile that allows "     \
+        "run the container with --security-opt seccomp=unconfined (or a profile that allows "      \
         "unshare, clone with namespace flags, and mount)"
 #define APPARMOR_FIX                                                                               \
-        "load sbx's AppArmor profile (apparmor_parser -r /etc/apparmor.d/sbx; meson install "       \
+        "load sbx's AppArmor profile (apparmor_parser -r /etc/apparmor.d/sbx; meson install "      \
         "puts it there), or sysctl -w kernel.apparmor_restrict_unprivileged_userns=0"
 
 /* The child's exit status is the errno of unshare(CLONE_NEWUSER), 0 when it works. */
@@ -88,9 +88,8 @@ static bool filtered(void)
 static bool setgroups_denied(void)
 {
         _cleanup_buf_ struct buf b = {0};
-        return geteuid() == 0 &&
-               read_file_at(AT_FDCWD, "/proc/self/setgroups", &b, 64) == 0 && b.data &&
-               strncmp(b.data, "deny", 4) == 0;
+        return geteuid() == 0 && read_file_at(AT_FDCWD, "/proc/self/setgroups", &b, 64) == 0 &&
+               b.data && strncmp(b.data, "deny", 4) == 0;
 }
 
 static bool userns_refused(int err, char *out, size_t n)
@@ -99,12 +98,14 @@ static bool userns_refused(int err, char *out, size_t n)
         long clone = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
         long aa = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
         if (err == EINVAL)
-                snprintf(out, n, "this kernel has no user namespaces (CONFIG_USER_NS is off); "
-                                 "fix: a kernel built with CONFIG_USER_NS=y");
+                snprintf(out, n,
+                         "this kernel has no user namespaces (CONFIG_USER_NS is off); "
+                         "fix: a kernel built with CONFIG_USER_NS=y");
         else if (err == ENOSPC && max == 0)
-                snprintf(out, n, "user namespaces are disabled: user.max_user_namespaces is 0; "
-                                 "fix: sysctl -w user.max_user_namespaces=15000 (as root, where "
-                                 "the limit is set: the host, or the container's user namespace)");
+                snprintf(out, n,
+                         "user namespaces are disabled: user.max_user_namespaces is 0; "
+                         "fix: sysctl -w user.max_user_namespaces=15000 (as root, where "
+                         "the limit is set: the host, or the container's user namespace)");
         else if (err == ENOSPC)
                 snprintf(out, n,
                          "the user namespace limit is reached (user.max_user_namespaces = %ld); "
@@ -112,21 +113,25 @@ static bool userns_refused(int err, char *out, size_t n)
                          "other sessions",
                          max, max > 0 && max < 15000 ? 15000 : 2 * max);
         else if (err == EPERM && clone == 0 && geteuid() != 0)
-                snprintf(out, n, "unprivileged user namespaces are disabled "
-                                 "(kernel.unprivileged_userns_clone = 0); fix: sysctl -w "
-                                 "kernel.unprivileged_userns_clone=1 (as root)");
+                snprintf(out, n,
+                         "unprivileged user namespaces are disabled "
+                         "(kernel.unprivileged_userns_clone = 0); fix: sysctl -w "
+                         "kernel.unprivileged_userns_clone=1 (as root)");
         else if (err == EPERM && filtered())
-                snprintf(out, n, "a seccomp filter around sbx (a container's profile) refuses "
-                                 "unshare(CLONE_NEWUSER); fix: " SECCOMP_FIX);
+                snprintf(out, n,
+                         "a seccomp filter around sbx (a container's profile) refuses "
+                         "unshare(CLONE_NEWUSER); fix: " SECCOMP_FIX);
         else if (err == EPERM && aa == 1)
-                snprintf(out, n, "AppArmor refuses user namespaces to sbx "
-                                 "(kernel.apparmor_restrict_unprivileged_userns = 1); "
-                                 "fix: " APPARMOR_FIX);
+                snprintf(out, n,
+                         "AppArmor refuses user namespaces to sbx "
+                         "(kernel.apparmor_restrict_unprivileged_userns = 1); "
+                         "fix: " APPARMOR_FIX);
         else if (err == EPERM)
-                snprintf(out, n, "user namespaces are refused here (unshare(CLONE_NEWUSER): "
-                                 "Operation not permitted: a chroot, a security module or a "
-                                 "container's restrictions); fix: run sbx where user namespaces "
-                                 "are allowed (see 'sbx check')");
+                snprintf(out, n,
+                         "user namespaces are refused here (unshare(CLONE_NEWUSER): "
+                         "Operation not permitted: a chroot, a security module or a "
+                         "container's restrictions); fix: run sbx where user namespaces "
+                         "are allowed (see 'sbx check')");
         else
                 return false;
         return true;
@@ -138,17 +143,23 @@ static void mount_refused(const char *line, char *out, size_t n)
 {
         long aa = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
         if (aa == 1)
-                snprintf(out, n, "AppArmor takes every capability from sbx's user namespaces "
-                                 "(kernel.apparmor_restrict_unprivileged_userns = 1: %s); "
-                                 "fix: " APPARMOR_FIX, line);
+                snprintf(out, n,
+                         "AppArmor takes every capability from sbx's user namespaces "
+                         "(kernel.apparmor_restrict_unprivileged_userns = 1: %s); "
+                         "fix: " APPARMOR_FIX,
+                         line);
         else if (filtered())
-                snprintf(out, n, "a seccomp filter around sbx (a container's profile) refuses "
-                                 "what a session needs in its user namespace (%s); "
-                                 "fix: " SECCOMP_FIX, line);
+                snprintf(out, n,
+                         "a seccomp filter around sbx (a container's profile) refuses "
+                         "what a session needs in its user namespace (%s); "
+                         "fix: " SECCOMP_FIX,
+                         line);
         else
-                snprintf(out, n, "a session's namespaces are refused what they need here (%s); "
-                                 "fix: run sbx where user namespaces may mount and set a "
-                                 "hostname", line);
+                snprintf(out, n,
+                         "a session's namespaces are refused what they need here (%s); "
+                         "fix: run sbx where user namespaces may mount and set a "
+                         "hostname",
+                         line);
 }
 
 bool host_refusal(bool overlay, char *out, size_t n)
@@ -156,19 +167,21 @@ bool host_refusal(bool overlay, char *out, size_t n)
         struct answer a;
         out[0] = '\0';
         if (setgroups_denied()) {
-                snprintf(out, n, "this user namespace denies setgroups (made with unshare -r, "
-                                 "or setgroups=deny), which sbx as root needs; fix: run sbx as "
-                                 "a non-root user here, or in a user namespace that allows "
-                                 "setgroups");
+                snprintf(out, n,
+                         "this user namespace denies setgroups (made with unshare -r, "
+                         "or setgroups=deny), which sbx as root needs; fix: run sbx as "
+                         "a non-root user here, or in a user namespace that allows "
+                         "setgroups");
                 return true;
         }
         struct statvfs sv;
         if (statvfs("/proc/self", &sv) == 0 && sv.f_flag & ST_RDONLY) {
-                snprintf(out, n, "/proc is read-only here: sbx writes a session's id maps "
-                                 "through it, and the kernel mounts no read-write proc below a "
-                                 "read-only one; fix: a read-write /proc (mount -o remount,rw "
-                                 "/proc; in a container: no read-only /proc, podman run "
-                                 "--security-opt unmask=ALL)");
+                snprintf(out, n,
+                         "/proc is read-only here: sbx writes a session's id maps "
+                         "through it, and the kernel mounts no read-write proc below a "
+                         "read-only one; fix: a read-write /proc (mount -o remount,rw "
+                         "/proc; in a container: no read-only /proc, podman run "
+                         "--security-opt unmask=ALL)");
                 return true;
         }
         in_child(try_unshare, NULL, &a);
@@ -187,7 +200,8 @@ bool host_refusal(bool overlay, char *out, size_t n)
         used = strlen(out);
         in_child(try_proc, NULL, &a);
         if (a.status == EPERM || a.status == EACCES)
-                snprintf(out + used, n - used, "%sthe kernel will not mount a new /proc here: this "
+                snprintf(out + used, n - used,
+                         "%sthe kernel will not mount a new /proc here: this "
                          "/proc is masked or read-only (parts of it covered, as container "
                          "runtimes do); fix: run the container with an unmasked /proc (podman "
                          "run --security-opt unmask=ALL, docker run --security-opt "
@@ -198,7 +212,8 @@ bool host_refusal(bool overlay, char *out, size_t n)
                 struct kernel_check k;
                 kernel_check_overlay_userns(&k);
                 if (!k.available)
-                        snprintf(out + used, n - used, "%sno overlayfs in a user namespace here "
+                        snprintf(out + used, n - used,
+                                 "%sno overlayfs in a user namespace here "
                                  "(%s); fix: --read-only (no overlay: only /workspace, /tmp and "
                                  "mounts are writable), or Linux 5.11 or newer",
                                  used ? "; also " : "", k.detail);

@@ -175,12 +175,12 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                 return 0;
         }
         _cleanup_free_ char *owned = v;
-        static const char *const numeric[] = {
-            "version",  "supervisor_pid", "supervisor_start",
-
-            "init_pid", "created_at",     "expires_at",       "ttl", "timeout", "seccomp", "net",
-            "nofile",   "disk",           "read_only",        "memory", "cpus_milli", "pids",
-            "unenforced"};
+        static const char *const numeric[] = {"version",   "supervisor_pid", "supervisor_start",
+                                              "init_pid",  "created_at",     "expires_at",
+                                              "ttl",       "timeout",        "seccomp",
+                                              "net",       "nofile",         "disk",
+                                              "read_only", "memory",         "cpus_milli",
+                                              "pids",      "unenforced"};
         bool known = false;
         for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
                 known = known || strcmp(k, numeric[i]) == 0;
