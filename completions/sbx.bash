@@ -7,7 +7,8 @@
 _sbx_commands="check connect create destroy edit exec glob grep help image list log ls mcp read run tools write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
---net --nofile --package --pids --ptys --read-only --rootfs --seccomp --timeout --ttl --workdir"
+--net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
+--workdir"
 
 # The long flags of command $1, sorted.
 _sbx_flags() {

@@ -158,6 +158,8 @@ complete -c sbx -n '__sbx_using create run' -l rootfs -x -a '(__fish_complete_di
 complete -c sbx -n '__sbx_using create run' -l image -x -d 'base from an imported image'
 complete -c sbx -n '__sbx_using create run' -l package -x -d 'pip package to install at create'
 complete -c sbx -n '__sbx_using create run' -l read-only -d 'base stays read-only'
+complete -c sbx -n '__sbx_using create run' -l strict-limits \
+    -d 'fail when a default limit cannot be enforced'
 complete -c sbx -n '__sbx_using create' -l workdir -x -d 'start directory of commands'
 complete -c sbx -n '__sbx_using create run' -l hostname -x -d 'hostname inside'
 complete -c sbx -n '__sbx_using create' -l env -x -d 'environment of every command (K=V)'

@@ -361,8 +361,14 @@ orphan_session_cgroups() {
         sbx_ok check --json
         local k
         for k in memory pids cpu; do
-                json ".features[] | select(.name == \"cgroup-$k\") | .available and .required and
+                json ".features[] | select(.name == \"cgroup-$k\") | .available and
                       (.detail | test(\"^cgroup v[12] /\"))" >/dev/null || fail "$output"
+        done
+        # a limit asked for needs its controller; a built-in default may go without it
+        _expect any env SBX_MEMORY=1G SBX_PIDS=100 SBX_CPUS=1 "$SBX" check --json
+        for k in memory pids cpu; do
+                json ".features[] | select(.name == \"cgroup-$k\") | .required" >/dev/null ||
+                        fail "$output"
         done
 }
 
@@ -376,18 +382,20 @@ user_plain() {
                 SBX_RUNTIME_DIR="$(user_rt "$test_user")" "$user_sbx" "$@"
 }
 
-@test "a user without delegated cgroups: a default create fails with exit 4 naming the fix" {
+@test "a user without delegated cgroups: a strict default create fails with exit 4 naming the fix" {
         setup_sbx_user
         if as_user test -w "$(awk -F: '$2 == "memory" { print "/sys/fs/cgroup/memory" $3 }' \
                 /proc/self/cgroup)"; then
                 skip "cgroups are delegated to $test_user here"
         fi
-        user_plain 4 create
+        # without --strict-limits it goes without the defaults: 072-honest-defaults.bats
+        user_plain 4 create --strict-limits
         [[ $stderr == *"cannot enforce the memory limit 512M (the default)"* ]] || fail "$stderr"
         [[ $stderr == *"--memory unlimited"* ]] || fail "$stderr"
         user_plain 4 create --memory unlimited --cpus unlimited --pids 10
         [[ $stderr == *"the pids limit 10"* ]] || fail "$stderr"
-        user_plain 4 check
+        user_plain 0 check
+        user_plain 4 create --memory 512M
         user_plain 0 create --memory unlimited --cpus unlimited --pids unlimited
         is_id "$output"
         user_plain 0 destroy "$output"

@@ -45,9 +45,11 @@ avail() {
         jq -e '.features | all(has("name") and (.available | type == "boolean") and
                 (.required | type == "boolean") and (.detail | type == "string" and length > 0))' \
                 <<<"$json" >/dev/null || fail "$json"
-        # the table: NAME yes|MISSING DETAIL, one a line, the same rows in the same order
+        # the table: NAME yes|MISSING DETAIL, one a line, the same rows in the same order,
+        # then the verdict line
         sbx_ok check
-        [ "${#lines[@]}" = "${#names[@]}" ] || fail "${#lines[@]} lines for ${#names[@]} rows: $output"
+        [ "${#lines[@]}" = $((${#names[@]} + 1)) ] || fail "${#lines[@]} lines for ${#names[@]} rows: $output"
+        [ "${lines[-1]}" = "verdict: $(jq -r .verdict <<<"$json")" ] || fail "last line: ${lines[-1]}"
         local i word
         for i in "${!names[@]}"; do
                 read -r name word _ <<<"${lines[$i]}"
@@ -140,8 +142,20 @@ mount_of() {
         row userns | jq -e '.required' >/dev/null
         row pidfd | jq -e '.required' >/dev/null
         sbx_try check --json
-        for r in cgroup-memory overlayfs-userns seccomp-default $(arch_rows); do
+        for r in overlayfs-userns seccomp-default $(arch_rows); do
                 row "$r" | jq -e '.required' >/dev/null || fail "$r: $(row "$r")"
+        done
+        # a built-in default limit is one a default create may go without (it warns) ...
+        for r in cgroup-memory cgroup-pids cgroup-cpu; do
+                row "$r" | jq -e '.required == false' >/dev/null || fail "$r: $(row "$r")"
+        done
+        # ... unless it was asked for, or [limits] strict
+        _expect any env SBX_MEMORY=512M "$SBX" check --json
+        row cgroup-memory | jq -e '.required' >/dev/null || fail "$(row cgroup-memory)"
+        row cgroup-pids | jq -e '.required == false' >/dev/null || fail "$(row cgroup-pids)"
+        _expect any env SBX_STRICT_LIMITS=true "$SBX" check --json
+        for r in cgroup-memory cgroup-pids cgroup-cpu; do
+                row "$r" | jq -e '.required' >/dev/null || fail "strict: $r: $(row "$r")"
         done
 }
 
@@ -183,6 +197,8 @@ mount_of() {
         printf '[limits]\nmemory = unlimited\n' >"$BATS_TEST_TMPDIR/sandbox.ini"
         sbx_try check --json --config "$BATS_TEST_TMPDIR/sandbox.ini"
         row cgroup-memory | jq -e '.required == false' >/dev/null || fail "$(row cgroup-memory)"
+        printf '[limits]\npids = 256\n' >"$BATS_TEST_TMPDIR/pids.ini"
+        sbx_try check --json --config "$BATS_TEST_TMPDIR/pids.ini"
         row cgroup-pids | jq -e '.required' >/dev/null || fail "$(row cgroup-pids)"
         printf '[limits]\nmemory = lots\n' >"$BATS_TEST_TMPDIR/bad.ini"
         sbx_expect 2 check --config "$BATS_TEST_TMPDIR/bad.ini"

@@ -14,7 +14,7 @@
 static const char *const create_flags[] = {
     "name",    "ttl",      "timeout", "rootfs",     "image",   "package", "read-only",
     "workdir", "hostname", "env",     "mount",      "memory",  "cpus",    "pids",
-    "disk",    "nofile",   "net",     "allow-host", "seccomp", "ptys",
+    "disk",    "nofile",   "net",     "allow-host", "seccomp", "ptys",    "strict-limits",
 };
 
 #define CO(i, has)                                                                                 \
@@ -24,7 +24,7 @@ static const char *const create_flags[] = {
 const struct option create_long_options[] = {
     CO(0, 1),  CO(1, 1),  CO(2, 1),  CO(3, 1),  CO(4, 1),  CO(5, 1),  CO(6, 0),
     CO(7, 1),  CO(8, 1),  CO(9, 1),  CO(10, 1), CO(11, 1), CO(12, 1), CO(13, 1),
-    CO(14, 1), CO(15, 1), CO(16, 1), CO(17, 1), CO(18, 1), CO(19, 1),
+    CO(14, 1), CO(15, 1), CO(16, 1), CO(17, 1), CO(18, 1), CO(19, 1), CO(20, 0),
 };
 const size_t n_create_long_options = sizeof(create_long_options) / sizeof(create_long_options[0]);
 

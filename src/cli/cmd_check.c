@@ -14,6 +14,7 @@
 #include "../launch/cgroup.h"
 #include "../launch/kernel_check.h"
 #include "../launch/launch.h"
+#include "../launch/limits.h"
 #include "../net/proxy.h"
 #include "../sandbox/seccomp.h"
 #include "../shared/syscalls.h"
@@ -23,9 +24,10 @@
 struct feature {
         const char *name;
         bool available;
-        bool required;   /* a default create needs it */
-        int cg_version;  /* cgroup rows: the hierarchy (1 or 2), 0 when none; -1 other rows */
-        char path[4096]; /* cgroup rows: the cgroup sessions are made below */
+        bool required;     /* a default create needs it */
+        bool goes_without; /* a default limit that a default create goes without (and warns) */
+        int cg_version;    /* cgroup rows: the hierarchy (1 or 2), 0 when none; -1 other rows */
+        char path[4096];   /* cgroup rows: the cgroup sessions are made below */
         char detail[1100];
 };
 
@@ -88,20 +90,28 @@ static void from_kernel(struct feature *f, void (*probe)(struct kernel_check *))
 
 /*
  * One row per limit: which cgroup hierarchy enforces it here. Required when a default create
- * (built-in defaults, config files, SBX_* variables) asks for the limit: it then needs it.
+ * (built-in defaults, config files, SBX_* variables) asks for the limit itself, or is strict:
+ * a built-in default that cannot be enforced only makes create warn and go without it.
  */
-static void check_cgroups(const struct sbx_config *c, struct feature *f)
+static void check_cgroups(const struct sbx_config *c, struct feature *f,
+                          struct cgroup_check chk[CG_NCTRL])
 {
         const bool asked[CG_NCTRL] = {c->memory_bytes != 0, c->pids != 0, c->cpus_milli != 0};
+        const enum sbx_origin origin[CG_NCTRL] = {c->memory_origin, c->pids_origin, c->cpus_origin};
         for (int k = 0; k < CG_NCTRL; k++) {
-                struct cgroup_check r;
-                cgroup_check_controller((enum cg_ctrl)k, &r);
-                f[k].available = r.available;
-                f[k].required = asked[k];
-                f[k].cg_version = r.version;
-                snprintf(f[k].path, sizeof(f[k].path), "%s", r.path);
-                snprintf(f[k].detail, sizeof(f[k].detail), "%s%s", r.detail,
-                         asked[k] ? "" : " (not needed: the limit is 'unlimited')");
+                struct cgroup_check *r = &chk[k];
+                cgroup_check_controller((enum cg_ctrl)k, r);
+                bool dflt = origin[k] == SBX_ORIGIN_DEFAULT && !c->strict_limits;
+                f[k].available = r->available;
+                f[k].required = asked[k] && !dflt;
+                f[k].goes_without = asked[k] && dflt && !r->available;
+                f[k].cg_version = r->version;
+                snprintf(f[k].path, sizeof(f[k].path), "%s", r->path);
+                snprintf(f[k].detail, sizeof(f[k].detail), "%s%s", r->detail,
+                         !asked[k]               ? " (not needed: the limit is 'unlimited')"
+                         : r->available || !dflt ? ""
+                                                 : "; a default create goes without this "
+                                                   "default limit, and warns");
         }
         struct cgroup_check kill;
         cgroup_check_kill(&kill);
@@ -111,7 +121,32 @@ static void check_cgroups(const struct sbx_config *c, struct feature *f)
         snprintf(f[CG_NCTRL].detail, sizeof(f[CG_NCTRL].detail), "%s", kill.detail);
 }
 
-static void print_json(struct buf *b, const struct feature *fs, size_t n, bool ok)
+/* The last line: what works for this user here, and the first fix. */
+static void verdict(const struct feature *fs, size_t n, const struct limits_report *lr, char *out,
+                    size_t len)
+{
+        unsigned uid = (unsigned)getuid();
+        /* a failed session row carries the host's refusal: its cause and its fix */
+        for (size_t i = 0; i < n; i++)
+                if (!fs[i].available && !strcmp(fs[i].name, "session")) {
+                        snprintf(out, len, "no sessions for uid %u here: %s", uid, fs[i].detail);
+                        return;
+                }
+        for (size_t i = 0; i < n; i++)
+                if (fs[i].required && !fs[i].available) {
+                        snprintf(out, len, "no sessions for uid %u here: %s: %s", uid, fs[i].name,
+                                 fs[i].detail);
+                        return;
+                }
+        char w[512];
+        if (limits_warning(lr, w, sizeof(w)))
+                snprintf(out, len, "sessions work for uid %u here, but %s", uid, w);
+        else
+                snprintf(out, len, "sessions work for uid %u here, with every limit enforced", uid);
+}
+
+static void print_json(struct buf *b, const struct feature *fs, size_t n, bool ok,
+                       const struct limits_report *lr, const char *verdict_text)
 {
         buf_puts(b, "{\"features\":[");
         for (size_t i = 0; i < n; i++) {
@@ -132,7 +167,11 @@ static void print_json(struct buf *b, const struct feature *fs, size_t n, bool o
                 }
                 buf_puts(b, "}");
         }
-        buf_printf(b, "],\"ok\":%s}\n", ok ? "true" : "false");
+        buf_printf(b, "],\"ok\":%s", ok ? "true" : "false");
+        limits_json(b, lr);
+        buf_puts(b, ",\"verdict\":");
+        json_cstr(b, verdict_text);
+        buf_puts(b, "}\n");
 }
 
 /* Names of the seccomp ABI rows ("seccomp-arch-<abi>"), kept alive for the rows. */
@@ -142,7 +181,7 @@ struct arch_names {
 
 /* The rows, in the order they print. Returns how many were filled. */
 static size_t run_checks(const struct sbx_config *c, struct feature *fs, size_t max,
-                         struct arch_names *an)
+                         struct arch_names *an, struct cgroup_check chk[CG_NCTRL])
 {
         size_t n = 0;
 #define ROW(nm, req)                                                                               \
@@ -172,7 +211,7 @@ static size_t run_checks(const struct sbx_config *c, struct feature *fs, size_t 
         ROW("cgroup-kill", false);
         for (size_t i = 0; i <= CG_NCTRL; i++)
                 cg[i].cg_version = 0;
-        check_cgroups(c, cg);
+        check_cgroups(c, cg, chk);
         check_proxy(ROW("proxy", c->net == SBX_NET_PROXY));
 #undef ROW
         return n;
@@ -202,23 +241,30 @@ int cmd_check(struct cli *cli, int argc, char **argv)
         }
         struct feature fs[17]; /* 13 rows + one per syscall ABI (at most 4) */
         struct arch_names an;
-        size_t n = run_checks(&c, fs, ARRAY_SIZE(fs), &an);
+        struct cgroup_check chk[CG_NCTRL];
+        size_t n = run_checks(&c, fs, ARRAY_SIZE(fs), &an, chk);
+        struct limits_report lr;
+        limits_from_check(&c, chk, &lr);
         config_free(&c);
 
         bool ok = true;
         for (size_t i = 0; i < n; i++)
                 if (fs[i].required && !fs[i].available)
                         ok = false;
+        char v[1600];
+        verdict(fs, n, &lr, v, sizeof(v));
         _cleanup_buf_ struct buf b = {0};
         if (cli->json)
-                print_json(&b, fs, n, ok);
+                print_json(&b, fs, n, ok, &lr, v);
         else
                 for (size_t i = 0; i < n; i++)
                         buf_printf(&b, "%-20s %-7s %s%s\n", fs[i].name,
                                    fs[i].available ? "yes" : "MISSING", fs[i].detail,
-                                   fs[i].available || fs[i].required
+                                   fs[i].available || fs[i].required || fs[i].goes_without
                                        ? ""
                                        : " (optional: a default create does not need it)");
+        if (!cli->json)
+                buf_printf(&b, "verdict: %s\n", v);
         if (cli_print(cli, &b))
                 return cli_finish_error(cli, "check");
         return ok ? 0 : EXIT_UNSUPPORTED;

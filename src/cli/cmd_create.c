@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "../launch/launch.h"
+#include "../launch/limits.h"
 #include "../shared/util.h"
 #include "args.h"
 #include "provision.h"
@@ -28,8 +29,22 @@ void session_json(struct buf *b, const struct session_state *st, bool with_creat
                 /* the host ids uid 0 inside is (0 count: a session of an older sbx) */
                 buf_printf(b, ",\"uid_range\":{\"start\":%u,\"count\":%u}", st->uid_start,
                            st->uid_count);
+                /* list: which limits hold */
+                struct limits_report lr;
+                limits_from_state(st, &lr);
+                limits_json(b, &lr);
         }
         buf_puts(b, "}");
+}
+
+/* One line naming every default limit the session goes without, and the fix. */
+static void warn_unenforced(const struct session_state *st)
+{
+        struct limits_report lr;
+        char w[512];
+        limits_from_state(st, &lr);
+        if (limits_warning(&lr, w, sizeof(w)))
+                cli_warn("%s", w);
 }
 
 int cmd_create(struct cli *cli, int argc, char **argv)
@@ -66,6 +81,8 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         if (r == 0) {
                 args_print_warnings(&c);
                 r = session_create(&c, &st, &ack, &cli->err);
+                if (r == 0)
+                        warn_unenforced(&st);
         }
         if (r == 0 && ((c.packages && c.packages[0]) || c.setup)) {
                 /* installs and setup before the id is printed; a failure leaves nothing */

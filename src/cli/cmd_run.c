@@ -9,6 +9,7 @@
 #include "../launch/audit_create.h"
 #include "../launch/cgroup.h"
 #include "../launch/launch.h"
+#include "../launch/limits.h"
 #include "../net/proxy.h"
 #include "../session/audit.h"
 #include "../shared/macros.h"
@@ -41,6 +42,16 @@ static int run_audit_open(const struct sbx_config *c, const struct cgroup_plan *
         (void)audit_write_create(fd, st, c, plan);
         audit_write_warnings(fd, st->id, c);
         return 0;
+}
+
+/* One line naming every default limit the session goes without, and the fix. */
+static void warn_unenforced(const struct sbx_config *c, const struct cgroup_plan *plan)
+{
+        struct limits_report lr;
+        char w[512];
+        limits_from_plan(c, plan, &lr);
+        if (plan->unenforced && limits_warning(&lr, w, sizeof(w)))
+                cli_warn("%s", w);
 }
 
 static int run_in_new_session(const struct sbx_config *c, const struct exec_request *rq,
@@ -106,6 +117,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         }
         if (r == 0)
                 r = session_spawn(c, &cg, init_chan, &p, e);
+        if (r == 0) /* once the session is up: a failed one gets its own error only */
+                warn_unenforced(c, &plan);
         uint64_t ready_ms = now_monotonic_ms(); /* #2: the init starts a command sent ahead */
         st.uid_start = p.uids.start;
         st.uid_count = p.uids.count;

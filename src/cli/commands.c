@@ -33,11 +33,13 @@
         "      --ptys N            pseudo-terminals the session may hold (64)\n"                   \
         "      --net MODE          none (default), host, proxy\n"                                  \
         "      --allow-host H      allowed destination for proxy mode (repeatable)\n"              \
-        "      --seccomp P         default, strict, unconfined\n"
+        "      --seccomp P         default, strict, unconfined\n"                                  \
+        "      --strict-limits     fail (exit 4) when a default limit cannot be enforced\n"
 
 #define CREATE_FLAGS                                                                               \
         "--name --ttl --timeout --rootfs --image --package --read-only --workdir --hostname "      \
-        "--env --mount --memory --cpus --pids --disk --nofile --ptys --net --allow-host --seccomp"
+        "--env --mount --memory --cpus --pids --disk --nofile --ptys --net --allow-host --seccomp "   \
+        "--strict-limits"
 
 #define EXEC_OPTIONS                                                                               \
         "  -t, --timeout DUR       kill the command and all it started after DUR: exit 124\n"      \

@@ -30,6 +30,7 @@ enum config_key_id {
         KEY_DISK,
         KEY_NOFILE,
         KEY_PTYS,
+        KEY_STRICT_LIMITS,
         KEY_NET,
         KEY_ALLOW,
         KEY_SECCOMP,

@@ -254,7 +254,7 @@ int config_apply_flag(struct sbx_config *c, const char *flag, const char *value,
         const struct config_key *k = is_env ? NULL : config_key_by_flag(flag);
         if (!k && !is_env)
                 return sbx_usage(e, "unknown create option '%s'", flag);
-        if (!value && (is_env || k->id != KEY_READ_ONLY))
+        if (!value && (is_env || (k->id != KEY_READ_ONLY && k->id != KEY_STRICT_LIMITS)))
                 return sbx_usage(e, "option '%s' needs a value", flag);
         if (is_env)
                 return apply_env_flag(c, value, e);

@@ -60,6 +60,9 @@ struct sbx_config {
         uint64_t ptys;         /* ptys of the session's devpts (its max=); default 64 */
         enum sbx_origin memory_origin, cpus_origin, pids_origin, disk_origin, nofile_origin,
             ptys_origin;
+        /* [limits] strict: a built-in default limit that cannot be enforced fails create too
+         * (otherwise the session goes without it, and says so) */
+        bool strict_limits;
 
         /* [network] */
         enum sbx_net_mode net;
@@ -110,7 +113,7 @@ int config_load_env(struct sbx_config *c, char *const *envp, struct sbx_error *e
  * validation as the ini key. Flags are the top layer. Returns -EINVAL with a usage error.
  * Flag names: --name --ttl --timeout --rootfs --image --package --read-only (value NULL)
  * --workdir --hostname --env --mount --memory --cpus --pids --disk --nofile --ptys --net
- * --allow-host --seccomp.
+ * --allow-host --seccomp --strict-limits (value NULL).
  */
 int config_apply_flag(struct sbx_config *c, const char *flag, const char *value,
                       struct sbx_error *e);

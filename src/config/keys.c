@@ -172,6 +172,18 @@ static int set_read_only(struct sbx_config *c, struct layer *l, const struct con
         return 0;
 }
 
+static int set_strict_limits(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                             const char *v)
+{
+        if (!v) { /* --strict-limits */
+                c->strict_limits = true;
+                return 0;
+        }
+        if (parse_bool(v, &c->strict_limits) < 0)
+                return layer_invalid(l, k, v, "expected %s", k->expected);
+        return 0;
+}
+
 /* An absolute path, stored normalised; optional resets it to NULL in a file. */
 static int set_path(struct layer *l, const struct config_key *k, const char *v, char **field,
                     bool optional)
@@ -503,6 +515,9 @@ static const struct config_key keys[KEY__MAX] = {
     [KEY_PTYS] = {KEY_PTYS, "limits", "ptys", "SBX_PTYS", "--ptys", .set = set_count, NUM(ptys),
                   ORIGIN(ptys_origin), .min = 1, .max = 4096, .expected = "a whole number like 64",
                   .range = "must be from 1 to 4096"},
+    [KEY_STRICT_LIMITS] = {KEY_STRICT_LIMITS, "limits", "strict", "SBX_STRICT_LIMITS",
+                           "--strict-limits", .set = set_strict_limits,
+                           .expected = "true or false (also yes/no, on/off, 1/0)"},
     [KEY_NET] = {KEY_NET, "network", "mode", "SBX_NET", "--net", .set = set_net, ORIGIN(net_origin),
                  .expected = "none, host or proxy"},
     [KEY_ALLOW] = {KEY_ALLOW, "network", "allow", "SBX_ALLOW_HOSTS", "--allow-host", .list = true,

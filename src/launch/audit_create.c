@@ -13,40 +13,7 @@
 #include "../session/audit.h"
 #include "audit_create.h"
 #include "launch.h"
-
-static const char *enforced_by(const struct cgroup_plan *plan, enum cg_ctrl c)
-{
-        if (plan->v2_mask & (1u << c))
-                return "cgroup v2";
-        if (plan->v1_mask & (1u << c))
-                return "cgroup v1";
-        return NULL;
-}
-
-/* "name":{"value":N|null,"enforced_by":"..."|null}; a value of 0 means unlimited */
-static void limit(struct buf *b, bool first, const char *name, uint64_t value, const char *by)
-{
-        (void)buf_printf(b, "%s\"%s\":{\"value\":", first ? "" : ",", name);
-        if (value)
-                (void)buf_printf(b, "%llu", (unsigned long long)value);
-        else
-                (void)buf_puts(b, "null");
-        (void)buf_puts(b, ",\"enforced_by\":");
-        (void)json_cstr(b, value ? by : NULL);
-        (void)buf_puts(b, "}");
-}
-
-static void limits(struct buf *b, const struct sbx_config *c, const struct cgroup_plan *plan)
-{
-        (void)buf_puts(b, ",\"limits\":{");
-        limit(b, true, "memory_bytes", c->memory_bytes, enforced_by(plan, CG_MEMORY));
-        limit(b, false, "cpus_milli", c->cpus_milli, enforced_by(plan, CG_CPU));
-        limit(b, false, "pids", c->pids, enforced_by(plan, CG_PIDS));
-        limit(b, false, "disk_bytes", c->disk_bytes, "tmpfs size and nr_inodes");
-        limit(b, false, "nofile", c->nofile, "RLIMIT_NOFILE");
-        limit(b, false, "ptys", c->ptys, "devpts max");
-        (void)buf_puts(b, "}");
-}
+#include "limits.h"
 
 static void namespaces(struct buf *b, const struct sbx_config *c)
 {
@@ -106,7 +73,9 @@ int audit_write_create(int fd, const struct session_state *st, const struct sbx_
         (void)buf_puts(&b, ",\"capabilities\":[]");
         audit_bool(&b, "no_new_privs", true);
         audit_str(&b, "seccomp", seccomp_profile_name(c->seccomp));
-        limits(&b, c, plan);
+        struct limits_report lr;
+        limits_from_plan(c, plan, &lr);
+        limits_json(&b, &lr);
         (void)buf_puts(&b, ",\"network\":{\"mode\":");
         (void)json_cstr(&b, net_mode_name(c->net));
         audit_strv(&b, "allow", c->allow_hosts);

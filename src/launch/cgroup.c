@@ -336,6 +336,50 @@ void cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
         memcpy(owns->v1, h->v1_own, sizeof(owns->v1));
 }
 
+/*
+ * A built-in default limit that the host cannot enforce for this user may go without (not with
+ * [limits] strict): the session then runs without it and says so (cgroup_plan.unenforced). A
+ * limit that was asked for (flag, file, SBX_*) never does.
+ */
+static bool may_go_without(const struct sbx_config *c, enum cg_ctrl k)
+{
+        const enum sbx_origin o[CG_NCTRL] = {c->memory_origin, c->pids_origin, c->cpus_origin};
+        return !c->strict_limits && o[k] == SBX_ORIGIN_DEFAULT;
+}
+
+/* Make <own v1>/sbx for each controller of plan->v1_mask; a default that cannot have it goes
+ * without. */
+static int prepare_v1(const struct cg_host *h, const struct sbx_config *c, struct cgroup_plan *plan,
+                      struct sbx_error *e)
+{
+        for (int k = 0; k < CG_NCTRL; k++) {
+                if (!(plan->v1_mask & CG_BIT(k)))
+                        continue;
+                int r = cg_path(plan->v1_parent[k], PATH_MAX, h->v1_own[k], "sbx");
+                if (r == 0)
+                        r = cg_parent_ready(plan->v1_parent[k], false, 0);
+                if (r < 0 && may_go_without(c, (enum cg_ctrl)k)) {
+                        plan->v1_mask &= ~CG_BIT(k);
+                        plan->unenforced |= CG_BIT(k);
+                        plan->v1_parent[k][0] = '\0';
+                        continue;
+                }
+                if (r < 0) {
+                        plan->v1_mask &= CG_BIT(k) - 1; /* the ones made so far */
+                        cgroup_plan_release(plan);
+                        return sbx_unsupported(
+                            e, 0,
+                            "cannot enforce %s: cgroup v1 '%s' cgroup '%s' cannot be created "
+                            "(%s)%s%s%s; %s",
+                            cg_what(c, (enum cg_ctrl)k).s, cg_ctrl_names[k], plan->v1_parent[k],
+                            strerror(-r),
+                            h->v2_own[0] ? " and cgroup v2 does not offer the controller to '" : "",
+                            h->v2_own, h->v2_own[0] ? "'" : "", cg_hint((enum cg_ctrl)k));
+                }
+        }
+        return 0;
+}
+
 int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e)
 {
         struct cg_host h;
@@ -351,35 +395,29 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
                         plan->v2_mask |= CG_BIT(k);
                 else if (h.v1_own[k][0])
                         plan->v1_mask |= CG_BIT(k);
+                else if (may_go_without(c, (enum cg_ctrl)k))
+                        plan->unenforced |= CG_BIT(k);
                 else
                         return missing(&h, c, (enum cg_ctrl)k, e);
         }
-        for (int k = 0; k < CG_NCTRL; k++) {
-                if (!(plan->v1_mask & CG_BIT(k)))
-                        continue;
-                int r = cg_path(plan->v1_parent[k], PATH_MAX, h.v1_own[k], "sbx");
-                if (r == 0)
-                        r = cg_parent_ready(plan->v1_parent[k], false, 0);
-                if (r < 0) {
-                        plan->v1_mask &= CG_BIT(k) - 1; /* the ones made so far */
-                        cgroup_plan_release(plan);
-                        return sbx_unsupported(
-                            e, 0,
-                            "cannot enforce %s: cgroup v1 '%s' cgroup '%s' cannot be created "
-                            "(%s)%s%s%s; %s",
-                            cg_what(c, (enum cg_ctrl)k).s, cg_ctrl_names[k], plan->v1_parent[k],
-                            strerror(-r),
-                            h.v2_own[0] ? " and cgroup v2 does not offer the controller to '" : "",
-                            h.v2_own, h.v2_own[0] ? "'" : "", cg_hint((enum cg_ctrl)k));
-                }
-        }
-        if (!h.v2_own[0])
-                return 0;
+        int r = prepare_v1(&h, c, plan, e);
+        if (r < 0 || !h.v2_own[0])
+                return r;
         /* v2 also when it enforces nothing here: cgroup.kill and one place for the session's
          * processes (hybrid hosts). Best effort then. */
+        bool droppable = true;
+        for (int k = 0; k < CG_NCTRL; k++)
+                if (plan->v2_mask & CG_BIT(k))
+                        droppable &= may_go_without(c, (enum cg_ctrl)k);
         struct sbx_error sub = {0};
-        int r = cg_v2_prepare(&h, c, plan->v2_mask, plan->v2_parent, sizeof(plan->v2_parent),
-                              plan->v2_mask ? e : &sub);
+        r = cg_v2_prepare(&h, c, plan->v2_mask, plan->v2_parent, sizeof(plan->v2_parent),
+                          plan->v2_mask && !droppable ? e : &sub);
+        if (r < 0 && plan->v2_mask && droppable) {
+                /* an undelegated v2 cgroup that only defaults wanted: kill-only if possible */
+                plan->unenforced |= plan->v2_mask;
+                plan->v2_mask = 0;
+                r = cg_v2_prepare(&h, c, 0, plan->v2_parent, sizeof(plan->v2_parent), &sub);
+        }
         if (r < 0 && plan->v2_mask) {
                 plan->v2_parent[0] = '\0';
                 cgroup_plan_release(plan);

@@ -37,6 +37,9 @@ struct cgroup_plan {
         char v2_parent[PATH_MAX];           /* <own v2>/sbx, "" when no v2 cgroup is made */
         char v1_parent[CG_NCTRL][PATH_MAX]; /* <own v1>/sbx for controllers in v1_mask */
         struct cgroup_owns owns;            /* the creating process's own, before any move */
+        unsigned unenforced; /* bit per enum cg_ctrl: a default limit the host cannot enforce for
+                                this user (not with [limits] strict), so the session goes
+                                without it */
 };
 
 /*
@@ -57,7 +60,8 @@ struct cgroup_session {
 
 /*
  * Decide where each limit that c asks for is enforced and make the parents (<own>/sbx) ready:
- * exit 4 naming the missing controller and how to get it when a limit cannot be enforced. In
+ * exit 4 naming the missing controller and how to get it when a limit cannot be enforced,
+ * unless it is a built-in default and c is not strict: that one goes into plan->unenforced. In
  * cgroup v2, when <own> still has to enable a controller for its children and this process is
  * not alone in it ("no internal processes"), this process moves itself into
  * <own>/sbx-supervisor (still inside its own cgroup) first. Called before forking the

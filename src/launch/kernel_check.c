@@ -6,6 +6,7 @@
  * millisecond each), so `sbx check` stays fast.
  */
 #include "kernel_check.h"
+#include "kernel_check-internal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,16 +34,7 @@ _printf_(2, 3) static void set(struct kernel_check *out, const char *fmt, ...)
         va_end(ap);
 }
 
-/* A child's answer: its exit status (0 = the feature works) and one line of detail. */
-struct answer {
-        int status; /* the child's exit code, 128+N when killed by signal N, -1 no child */
-        char line[256];
-};
-
-typedef int (*probe_fn)(void *arg, char *line, size_t size);
-
-/* Run fn(arg) in a forked child and collect its answer. */
-static void in_child(probe_fn fn, void *arg, struct answer *a)
+void in_child(probe_fn fn, void *arg, struct answer *a)
 {
         int p[2];
         a->status = -1;
@@ -75,8 +67,7 @@ static void in_child(probe_fn fn, void *arg, struct answer *a)
                 a->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-/* The first number in a /proc/sys file, or -1. */
-static long read_sysctl(const char *path)
+long read_sysctl(const char *path)
 {
         char buf[32] = "";
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -127,8 +118,7 @@ static int write_file(const char *path, const char *text)
         return write_all(fd, text, strlen(text));
 }
 
-/* In a new user namespace: map our own ids to 0 (what an unprivileged process may do). */
-static int map_self(char *line, size_t size)
+int map_self(char *line, size_t size)
 {
         char map[64];
         uid_t uid = geteuid();

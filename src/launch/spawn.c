@@ -22,6 +22,7 @@
 #include "../shared/util.h"
 #include "cgroup.h"
 #include "launch.h"
+#include "refusal.h"
 
 static int write_proc_file(pid_t pid, const char *name, const char *text, struct sbx_error *e)
 {
@@ -204,8 +205,8 @@ static pid_t clone_init(unsigned long flags, const struct cgroup_session *cg, bo
         return sys_clone_flags(flags);
 }
 
-int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
-                  struct session_proc *out, struct sbx_error *e)
+static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
+                 struct session_proc *out, struct sbx_error *e)
 {
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -279,4 +280,13 @@ int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, i
         }
         *out = p;
         return 0;
+}
+
+int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
+                  struct session_proc *out, struct sbx_error *e)
+{
+        int r = spawn(c, cg, exec_fd, out, e);
+        if (r < 0) /* the host's own refusal, when there is one, is what the user must fix */
+                host_refusal_explain(!c->read_only, e);
+        return r;
 }

@@ -456,6 +456,10 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         s.st.nofile = c->nofile;
         s.st.disk_bytes = c->disk_bytes;
         s.st.read_only = c->read_only;
+        s.st.memory_bytes = c->memory_bytes;
+        s.st.cpus_milli = c->cpus_milli;
+        s.st.pids = c->pids;
+        s.st.limits_unenforced = plan->unenforced;
         s.st.env = session_env_build(c);
         if (!s.st.env) {
                 sbx_internal(&e, ENOMEM, "failed to build the session environment");

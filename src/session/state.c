@@ -75,6 +75,10 @@ int session_state_format(const struct session_state *s, struct buf *b)
         r |= put_num(b, "uid_start", s->uid_start);
         r |= put_num(b, "uid_count", s->uid_count);
         r |= put_num(b, "helper_uid", s->helper_uid);
+        r |= put_num(b, "memory", (int64_t)s->memory_bytes);
+        r |= put_num(b, "cpus_milli", (int64_t)s->cpus_milli);
+        r |= put_num(b, "pids", (int64_t)s->pids);
+        r |= put_num(b, "unenforced", s->limits_unenforced);
         if (s->cgroup)
                 r |= put_kv(b, "cgroup", s->cgroup);
         if (s->cgroup_v1_memory)
@@ -175,12 +179,12 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
         }
         _cleanup_free_ char *owned = v;
         static const char *const numeric[] = {"version",   "supervisor_pid", "supervisor_start",
-
                                               "init_pid",  "created_at",     "expires_at",
                                               "ttl",       "timeout",        "seccomp",
                                               "net",       "nofile",         "disk",
                                               "read_only", "uid_start",      "uid_count",
-                                              "helper_uid"};
+                                              "helper_uid", "memory",        "cpus_milli",
+                                              "pids",      "unenforced"};
         bool known = false;
         for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
                 known = known || strcmp(k, numeric[i]) == 0;
@@ -214,6 +218,14 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                 s->disk_bytes = (uint64_t)x;
         else if (strcmp(k, "read_only") == 0)
                 s->read_only = x != 0;
+        else if (strcmp(k, "memory") == 0)
+                s->memory_bytes = (uint64_t)x;
+        else if (strcmp(k, "cpus_milli") == 0)
+                s->cpus_milli = (uint64_t)x;
+        else if (strcmp(k, "pids") == 0)
+                s->pids = (uint64_t)x;
+        else if (strcmp(k, "unenforced") == 0)
+                s->limits_unenforced = (unsigned)x & 7u;
         else if (x < 0 || x > UINT32_MAX)
                 return -EINVAL;
         else if (strcmp(k, "uid_start") == 0)

@@ -38,6 +38,10 @@ struct session_state {
         /* Host uid/gid that uid 0 inside is, and how many ids are mapped; the host uid and
          * gid of its host-side helpers (the proxy), 0 when none. */
         uint32_t uid_start, uid_count, helper_uid;
+        /* The cgroup limits asked for (0: unlimited), and which of them the session goes without
+         * (bit per launch/cgroup.h's enum cg_ctrl: a default the host could not enforce). */
+        uint64_t memory_bytes, cpus_milli, pids;
+        unsigned limits_unenforced;
         /* The session's cgroups (launch/cgroup.h), absolute paths; NULL when none. */
         char *cgroup;           /* cgroup v2: <parent>/<id> */
         char *cgroup_v1_memory; /* cgroup v1, per controller that v2 does not provide */

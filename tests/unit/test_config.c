@@ -308,6 +308,11 @@ static void test_flag_strings(struct t *t)
         CHECK(flag(t, "--read-only", NULL) == 0 && t->c.read_only);
         CHECK(flag(t, "--read-only", "false") == 0 && !t->c.read_only);
 
+        CHECK(!t->c.strict_limits);
+        CHECK(flag(t, "--strict-limits", NULL) == 0 && t->c.strict_limits);
+        CHECK(flag(t, "--strict-limits", "no") == 0 && !t->c.strict_limits);
+        CHECK(usage_err(t, flag(t, "--strict-limits", "maybe")));
+
         CHECK(flag(t, "--workdir", "/workspace//src/") == 0);
         CHECK_STR(t->c.workdir, "/workspace/src");
         CHECK(flag(t, "--workdir", "/") == 0);
@@ -507,7 +512,7 @@ static void test_ini(struct t *t)
         CHECK(usage_err(t, ini(t, "[limits]\nmemroy = 1G\n")));
         CHECK_STR(t->e.message, fmt(t,
                                     "unknown key 'memroy' in [limits] in %s line 2 (known keys: "
-                                    "memory, cpus, pids, disk, nofile, ptys)",
+                                    "memory, cpus, pids, disk, nofile, ptys, strict)",
                                     f));
         CHECK(usage_err(t, ini(t, "# c\n[limit]\nmemory = 1G\n")));
         CHECK_STR(t->e.message, fmt(t,
@@ -614,6 +619,7 @@ static void test_env(struct t *t)
                             "SBX_PIDS=7",
                             "SBX_DISK=8M",
                             "SBX_NOFILE=99",
+                            "SBX_STRICT_LIMITS=yes",
                             NULL};
         CHECK(env(t, ok) == 0);
         struct sbx_config *c = &t->c;
@@ -626,6 +632,7 @@ static void test_env(struct t *t)
         CHECK_STR(c->hostname, "h");
         CHECK_STR(c->image, "i");
         CHECK(c->timeout_sec == 9 && c->pids == 7 && c->disk_bytes == 8 * M && c->nofile == 99);
+        CHECK(c->strict_limits);
 
         char *const bad[] = {"SBX_MEMORY=1X", NULL};
         CHECK(usage_err(t, env(t, bad)));

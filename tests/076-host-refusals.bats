@@ -1,0 +1,108 @@
+#!/usr/bin/env bats
+# Each way a host refuses a session, provoked for real where this host can: create and run
+# exit 4 with one line naming the cause and the fix, and `sbx check` says the same in its
+# session row and its verdict. Each case has its positive control: the same setting without
+# the refusal makes a session.
+
+load helpers
+
+# setup_sbx unsets the SBX_* variables: keep the test program's path.
+outer_seccomp=${SBX_OUTER_SECCOMP:-}
+no_clone3=${SBX_NO_CLONE3:-}
+
+setup() {
+        [ "$(id -u)" -eq 0 ] || skip "needs root to make the refusing namespaces"
+        setup_sbx
+}
+teardown() { teardown_sbx; }
+
+# in_userns CODE CMD...: CMD as root of a new user namespace that maps host ids 0-199999 to
+# themselves (what sbx as root needs: its session uid range), exit status asserted. The maps
+# are written from outside, as a container runtime does, so setgroups stays allowed.
+in_userns() {
+        local want=$1
+        shift
+        _expect "$want" bash -c '
+                unshare -U sh -c "while [ -z \"\$(cat /proc/self/uid_map)\" ]; do sleep 0.02; done; exec \"\$@\"" _ "$@" &
+                pid=$!
+                me=$(readlink /proc/self/ns/user)
+                for i in $(seq 250); do
+                        [ "$(readlink /proc/$pid/ns/user)" != "$me" ] && break
+                        sleep 0.02
+                done
+                echo "0 0 200000" >/proc/$pid/uid_map && echo "0 0 200000" >/proc/$pid/gid_map
+                wait $pid' _ "$@"
+}
+
+# one_line_refusal CAUSE-GLOB FIX-GLOB: stderr is exactly one line naming both.
+one_line_refusal() {
+        [ "$(printf '%s\n' "$stderr" | grep -c .)" -eq 1 ] || fail "not one line: $stderr"
+        [[ $stderr == "sbx: cannot create a session here: "$1"; fix: "$2 ]] || fail "stderr: $stderr"
+}
+
+@test "positive control: nested in a user namespace, sbx run and create work" {
+        in_userns 0 sh -c '"$0" run -- echo nested && id=$("$0" create) && "$0" exec "$id" echo inner && "$0" destroy "$id"' "$SBX"
+        [ "$output" = "$(printf 'nested\ninner')" ] || fail "$output $stderr"
+}
+
+@test "user.max_user_namespaces = 0: create, run and check name it and the sysctl that fixes it" {
+        local zero='echo 0 >/proc/sys/user/max_user_namespaces &&'
+        in_userns 4 sh -c "$zero \"\$0\" create" "$SBX"
+        one_line_refusal "user namespaces are disabled: user.max_user_namespaces is 0" \
+                "sysctl -w user.max_user_namespaces=15000 *"
+        [ -z "$(ls -A "$SBX_RUNTIME_DIR" 2>/dev/null | grep '^sb_')" ] || fail "a session dir is left"
+        in_userns 4 sh -c "$zero \"\$0\" run -- true" "$SBX"
+        one_line_refusal "user namespaces are disabled: user.max_user_namespaces is 0" "sysctl -w *"
+        in_userns 4 sh -c "$zero \"\$0\" check --json" "$SBX"
+        jq -e '(.ok | not) and (.verdict | contains("user.max_user_namespaces is 0; fix: sysctl -w"))
+                and ([.features[] | select(.name == "session")][0].detail
+                | startswith("cannot create a session here: user namespaces are disabled"))' \
+                <<<"$output" >/dev/null || fail "check: $output"
+        # the table's last line is the same verdict
+        in_userns 4 sh -c "$zero \"\$0\" check" "$SBX"
+        [[ ${lines[-1]} == "verdict: no sessions for uid 0 here: cannot create a session here: user namespaces are disabled"* ]] ||
+                fail "verdict line: ${lines[-1]}"
+}
+
+@test "an outer seccomp filter refusing unshare/clone: named, with the container flag that fixes it" {
+        [ -x "$outer_seccomp" ] && [ -x "$no_clone3" ] || fail "the test programs are not built"
+        _expect 4 "$outer_seccomp" "$SBX" run -- true
+        one_line_refusal "a seccomp filter around sbx (a container's profile) refuses unshare(CLONE_NEWUSER)" \
+                "run the container with --security-opt seccomp=unconfined *"
+        _expect 4 "$outer_seccomp" "$SBX" create
+        one_line_refusal "a seccomp filter around sbx*" "*seccomp=unconfined*"
+        _expect 4 "$outer_seccomp" "$SBX" check
+        [[ ${lines[-1]} == "verdict: no sessions for uid 0 here: cannot create a session here: a seccomp filter"* ]] ||
+                fail "verdict: ${lines[-1]}"
+        # positive control: a filter that only takes clone3 away (and sets no_new_privs) refuses
+        # nothing
+        _expect 0 "$no_clone3" "$SBX" run -- echo fine
+        [ "$output" = fine ] || fail "$output"
+}
+
+@test "a masked /proc (a tmpfs over /proc/sys): the kernel mounts no new proc; named with the fix" {
+        _expect 4 unshare -m sh -c 'mount -t tmpfs masked /proc/sys && exec "$0" run -- true' "$SBX"
+        one_line_refusal "the kernel will not mount a new /proc here: this /proc is masked or read-only*" \
+                "run the container with an unmasked /proc (podman run --security-opt unmask=ALL*"
+        _expect 4 unshare -m sh -c 'mount -t tmpfs masked /proc/sys && exec "$0" create' "$SBX"
+        one_line_refusal "the kernel will not mount a new /proc here*" "*unmask=ALL*"
+        # positive control: the same mount namespace with a mount on an empty /proc directory
+        # (what the kernel allows) makes sessions
+        _expect 0 unshare -m sh -c 'exec "$0" run -- echo fine' "$SBX"
+        [ "$output" = fine ] || fail "$output"
+}
+
+@test "a read-only /proc: named with the fix" {
+        _expect 4 unshare -m sh -c 'mount -o remount,bind,ro /proc && exec "$0" run -- true' "$SBX"
+        one_line_refusal "/proc is read-only here*" "a read-write /proc*"
+}
+
+@test "a user namespace that denies setgroups (unshare -r): named with the fix" {
+        _expect 4 unshare -Ur "$SBX" run -- true
+        one_line_refusal "this user namespace denies setgroups*" "run sbx as a non-root user here*"
+}
+
+@test "no_new_privs already set is no refusal: sessions work under setpriv --no-new-privs" {
+        _expect 0 setpriv --no-new-privs "$SBX" run -- sh -c 'grep NoNewPrivs /proc/self/status'
+        [[ $output == *"NoNewPrivs:"*1 ]] || fail "$output"
+}
