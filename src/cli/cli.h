@@ -63,3 +63,5 @@ int cmd_log(struct cli *cli, int argc, char **argv);
 int cmd_image(struct cli *cli, int argc, char **argv);
 int cmd_tools(struct cli *cli, int argc, char **argv);
 int cmd_mcp(struct cli *cli, int argc, char **argv);
+int cmd_pause(struct cli *cli, int argc, char **argv);
+int cmd_resume(struct cli *cli, int argc, char **argv);

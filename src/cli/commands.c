@@ -127,6 +127,11 @@ const struct command sbx_commands[] = {
          "  sbx image list --json\n"
          "  sbx image rm python:3.12\n",
          "--json --config --help"},
+        {"pause", cmd_pause, "ID", "freeze every process of a session",
+         GLOBAL_OPTIONS,
+         "  sbx pause work\n  sbx pause --json work\n", "--json --config --help"},
+        {"resume", cmd_resume, "ID", "thaw a paused session", GLOBAL_OPTIONS,
+         "  sbx resume work\n", "--json --config --help"},
         {"check", cmd_check, "", "what this host supports, and what is missing", GLOBAL_OPTIONS,
          "  sbx check\n  sbx check --json\n", "--json --config --help"},
         {"help", cmd_help, "[COMMAND]", "show help for sbx or one command", GLOBAL_OPTIONS,

@@ -89,6 +89,19 @@ void cgroup_session_kill(const struct cgroup_session *cs);
  * empty; closes the fds. The session's processes must be dead or dying. Works by fd. */
 void cgroup_session_remove(struct cgroup_session *cs);
 
+/*
+ * Pause (freeze) or resume the session's processes through the v2 freezer of its cgroup, and
+ * wait (bounded) until the kernel says every task is frozen (or thawed). -EOPNOTSUPP when the
+ * session has no v2 cgroup with cgroup.freeze; -ETIMEDOUT when they did not all stop (the
+ * session is thawed again then: never left half-frozen). Works by fd.
+ */
+int cgroup_session_freeze(const struct cgroup_session *cs, bool freeze);
+/* Thaw without waiting (teardown, after cgroup.kill: a frozen task dies on SIGKILL anyway). */
+void cgroup_session_thaw(const struct cgroup_session *cs);
+/* Client side, from a session's state: 1 when its cgroup is frozen (paused), 0 when not or
+ * when it has no v2 cgroup, -errno when that cannot be read. */
+int cgroup_state_frozen(const struct session_state *st);
+
 /* Point the state's cgroup keys at cs's paths (borrowed). */
 void cgroup_session_to_state(const struct cgroup_session *cs, struct session_state *st);
 /* Stale cleanup: kill and remove the cgroups recorded in a dead session's state, after

@@ -65,6 +65,13 @@ void session_kill(struct session_proc *p);
 /* Create a detached session: runtime entries, supervisor, init. Fills *st on success. */
 int session_create(const struct sbx_config *c, struct session_state *st, struct sbx_error *e);
 
+/*
+ * Pause (freeze every process of the session) or resume it, through its supervisor. Errors:
+ * exit 3 no such session; exit 1 "paused" when it is already paused, "not_paused" when resuming
+ * one that is not paused; exit 4 when the host has no cgroup v2 freezer for it.
+ */
+int session_pause(const char *id_or_name, bool pause, struct sbx_error *e);
+
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);
 /* Send req, receive the reply text (NUL-terminated) and up to max_fds passed fds (the rest -1). */

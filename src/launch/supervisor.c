@@ -161,6 +161,7 @@ static int setup(struct supervisor *s, struct sbx_error *e)
 static void teardown(struct supervisor *s)
 {
         cgroup_session_kill(&s->cg);
+        cgroup_session_thaw(&s->cg); /* a paused session ends like any other */
         session_kill(&s->init);
         cgroup_session_remove(&s->cg);
         runtime_name_release(s->rtfd, s->st.name, s->st.id);
@@ -227,6 +228,38 @@ static void close_client(struct supervisor *s, int fd)
                 end_session(s, "expired", "the TTL ran out while commands were running");
 }
 
+/*
+ * PAUSE / RESUME: freeze or thaw every process of the session. Replies "OK", or "ERR <word>"
+ * (paused: already; running: not paused; unsupported: no v2 freezer; timeout: the tasks did
+ * not all stop, and the session runs on; else an errno number) for the client to word.
+ */
+static void handle_pause(struct supervisor *s, int fd, bool pause)
+{
+        int frozen = cgroup_state_frozen(&s->st);
+        if (frozen == (pause ? 1 : 0)) {
+                send_reply(fd, pause ? "ERR paused" : "ERR running");
+                return;
+        }
+        uint64_t start = now_monotonic_ms();
+        int r = cgroup_session_freeze(&s->cg, pause);
+        char reply[64];
+        if (r == -EOPNOTSUPP)
+                snprintf(reply, sizeof(reply), "ERR unsupported");
+        else if (r == -ETIMEDOUT)
+                snprintf(reply, sizeof(reply), "ERR timeout");
+        else if (r < 0)
+                snprintf(reply, sizeof(reply), "ERR %d", -r);
+        else
+                snprintf(reply, sizeof(reply), "OK");
+        if (r == 0) {
+                _cleanup_buf_ struct buf b = {0};
+                audit_begin(&b, s->st.id, pause ? "pause" : "resume");
+                audit_int(&b, "duration_ms", (int64_t)(now_monotonic_ms() - start));
+                (void)audit_commit(s->auditfd, &b);
+        }
+        send_reply(fd, reply);
+}
+
 static void handle_request(struct supervisor *s, int fd)
 {
         char req[128];
@@ -256,6 +289,8 @@ static void handle_request(struct supervisor *s, int fd)
                 snprintf(reply, sizeof(reply), "OK %lld %llu", (long long)s->st.expires_at,
                          (unsigned long long)s->st.ttl_sec);
                 send_reply(fd, reply);
+        } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
+                handle_pause(s, fd, req[0] == 'P');
         } else if (strcmp(req, "DESTROY") == 0) {
                 audit_end(s->auditfd, s->st.id, "destroyed", NULL);
                 teardown(s);
