@@ -7,10 +7,10 @@
 #include "args.h"
 
 static const struct option pause_options[] = {
-        {"json", 0, NULL, OPT_JSON},
-        {"config", 1, NULL, OPT_CONFIG},
-        {"help", 0, NULL, OPT_HELP},
-        {0},
+    {"json", 0, NULL, OPT_JSON},
+    {"config", 1, NULL, OPT_CONFIG},
+    {"help", 0, NULL, OPT_HELP},
+    {0},
 };
 
 static int run(struct cli *cli, const char *cmd, bool pause, int argc, char **argv)
@@ -30,8 +30,9 @@ static int run(struct cli *cli, const char *cmd, bool pause, int argc, char **ar
         if (args_check_config(cli) < 0)
                 return cli_finish_error(cli, cmd);
         if (optind + 1 != argc) {
-                sbx_usage(&cli->err, optind >= argc ? "missing session ID"
-                                                    : "too many arguments: %s takes one ID",
+                sbx_usage(&cli->err,
+                          optind >= argc ? "missing session ID"
+                                         : "too many arguments: %s takes one ID",
                           cmd);
                 return cli_finish_error(cli, cmd);
         }
