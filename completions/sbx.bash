@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check connect create destroy edit exec glob grep help image list log ls mcp pause read resume run tools write"
+_sbx_commands="check connect create destroy edit exec glob grep help image list log ls mcp pause read resume run stats tools write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --read-only --rootfs --seccomp --timeout --ttl --workdir"
@@ -25,6 +25,7 @@ _sbx_flags() {
                         "--ignore-case --mode $common"
                 ;;
         list) echo "--quiet $common" ;;
+        stats) echo "--watch $common" ;;
         mcp) echo "--any-session $common" ;;
         read) echo "--binary --limit --offset $common" ;;
         run) echo "$_sbx_create_flags --interactive --max-output --tty $common" ;;
@@ -181,7 +182,7 @@ _sbx() {
         fi
 
         case $cmd in
-        connect | log | ls | read | write | edit | glob | grep | pause | resume)
+        connect | log | ls | read | write | edit | glob | grep | pause | resume | stats)
                 ((operands == 0)) && _sbx_reply < <(_sbx_sessions)
                 ;;
         destroy) _sbx_reply < <(_sbx_sessions) ;;

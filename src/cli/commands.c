@@ -132,6 +132,12 @@ const struct command sbx_commands[] = {
          "  sbx pause work\n  sbx pause --json work\n", "--json --config --help"},
         {"resume", cmd_resume, "ID", "thaw a paused session", GLOBAL_OPTIONS,
          "  sbx resume work\n", "--json --config --help"},
+        {"stats", cmd_stats, "[--watch] ID",
+         "cpu, memory, pids, disk and network use against the limits",
+         "      --watch             print a sample every second until interrupted\n"
+         GLOBAL_OPTIONS,
+         "  sbx stats work\n  sbx stats --watch work\n  sbx stats --json work | jq .memory\n",
+         "--watch --json --config --help"},
         {"check", cmd_check, "", "what this host supports, and what is missing", GLOBAL_OPTIONS,
          "  sbx check\n  sbx check --json\n", "--json --config --help"},
         {"help", cmd_help, "[COMMAND]", "show help for sbx or one command", GLOBAL_OPTIONS,

@@ -11,6 +11,7 @@
 #include "../session/state.h"
 #include "../shared/buf.h"
 #include "../shared/error.h"
+#include "cgroup.h"
 
 /*
  * The namespaces of a session, opened from /proc/<init>/ns/ while the init is still dumpable
@@ -71,6 +72,23 @@ int session_create(const struct sbx_config *c, struct session_state *st, struct 
  * one that is not paused; exit 4 when the host has no cgroup v2 freezer for it.
  */
 int session_pause(const char *id_or_name, bool pause, struct sbx_error *e);
+
+/* A session's resource use (stats.c). */
+struct session_stats {
+        char id[SESSION_ID_LEN + 1];
+        bool paused;
+        uint64_t sampled_ms;   /* monotonic */
+        struct cgroup_usage cg; /* launch/cgroup.h */
+        bool has_disk;         /* the writable layer could be measured */
+        uint64_t disk_used, disk_total, inodes_used, inodes_total;
+        uint64_t disk_limit; /* --disk */
+        bool net_proxy;      /* proxy mode: the net_* fields count */
+        uint64_t net_bytes_out, net_bytes_in, net_conns; /* closed connections */
+        bool net_records_dropped; /* the proxy's log budget dropped records: a lower bound */
+        uint64_t net_log_offset;  /* how far the audit log was read: keep it between samples */
+};
+/* Fill *out (whose net_* and net_log_offset carry over from an earlier sample, or zero). */
+int session_stats_read(const char *id_or_name, struct session_stats *out, struct sbx_error *e);
 
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);
