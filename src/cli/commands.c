@@ -138,6 +138,11 @@ const struct command sbx_commands[] = {
          GLOBAL_OPTIONS,
          "  sbx stats work\n  sbx stats --watch work\n  sbx stats --json work | jq .memory\n",
          "--watch --json --config --help"},
+        {"net", cmd_net, "ID allow|deny HOST | show", "change a live session's allow list",
+         GLOBAL_OPTIONS,
+         "  sbx net work allow pypi.org\n  sbx net work deny '*.example.com'\n"
+         "  sbx net --json work show\n",
+         "--json --config --help"},
         {"check", cmd_check, "", "what this host supports, and what is missing", GLOBAL_OPTIONS,
          "  sbx check\n  sbx check --json\n", "--json --config --help"},
         {"help", cmd_help, "[COMMAND]", "show help for sbx or one command", GLOBAL_OPTIONS,

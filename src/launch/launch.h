@@ -90,6 +90,26 @@ struct session_stats {
 /* Fill *out (whose net_* and net_log_offset carry over from an earlier sample, or zero). */
 int session_stats_read(const char *id_or_name, struct session_stats *out, struct sbx_error *e);
 
+/* The supervisor's share of `sbx net` (netpolicy.c): the allow list in force. */
+struct netpolicy {
+        char **allow;     /* owned, NULL-terminated (may be NULL) */
+        int proxy_fd;     /* the proxy's stop pipe; -1 when the session has no proxy */
+        int auditfd;
+        const char *id;
+        const char *mode; /* the session's network mode: none, host, proxy */
+};
+/* Start with a copy of the created session's list. 0 or -ENOMEM. */
+int netpolicy_init(struct netpolicy *np, char *const *allow);
+/* Answer one "NET SHOW|ALLOW H|DENY H" request into reply ("OK mode\nentry..." or "ERR w"). */
+void netpolicy_handle(struct netpolicy *np, const char *req, struct buf *reply);
+/*
+ * `sbx net`: action "SHOW", "ALLOW" or "DENY" (host NULL for SHOW). On success *ret_mode
+ * is its network mode (none, host, proxy; caller frees) and *ret_allow is the list in force (NULL-terminated,
+ * caller frees). Errors: 2 bad host, 3 no session, 4 no proxy, 1 exists / not_found / limit.
+ */
+int session_net(const char *id_or_name, const char *action, const char *host, char **ret_mode,
+                char ***ret_allow, struct sbx_error *e);
+
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);
 /* Send req, receive the reply text (NUL-terminated) and up to max_fds passed fds (the rest -1). */

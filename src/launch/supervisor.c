@@ -44,6 +44,7 @@ struct supervisor {
         bool expiry_pending;         /* the TTL ran out while execs were running */
         bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
         bool client[MAX_CLIENTS];    /* indexed by fd: an accepted ctl connection */
+        struct netpolicy net;        /* the allow list in force (sbx net) */
 };
 
 static void detach_stdio(void)
@@ -262,7 +263,7 @@ static void handle_pause(struct supervisor *s, int fd, bool pause)
 
 static void handle_request(struct supervisor *s, int fd)
 {
-        char req[128];
+        char req[1024];
         ssize_t n = RETRY_EINTR(recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT));
         if (n <= 0) {
                 if (n == 0 || errno != EAGAIN)
@@ -289,6 +290,14 @@ static void handle_request(struct supervisor *s, int fd)
                 snprintf(reply, sizeof(reply), "OK %lld %llu", (long long)s->st.expires_at,
                          (unsigned long long)s->st.ttl_sec);
                 send_reply(fd, reply);
+        } else if (strncmp(req, "NET ", 4) == 0) {
+                _cleanup_buf_ struct buf b = {0};
+                s->net.proxy_fd = s->init.proxy.stop_fd;
+                s->net.auditfd = s->auditfd;
+                s->net.id = s->st.id;
+                s->net.mode = net_mode_name(s->st.net);
+                netpolicy_handle(&s->net, req, &b);
+                send_reply(fd, b.data ? b.data : "ERR failed");
         } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
                 handle_pause(s, fd, req[0] == 'P');
         } else if (strcmp(req, "DESTROY") == 0) {
@@ -444,6 +453,10 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         }
         if (setup(&s, &e) < 0)
                 goto fail;
+        if (netpolicy_init(&s.net, c->allow_hosts) < 0) {
+                sbx_internal(&e, ENOMEM, "failed to copy the allow list");
+                goto fail;
+        }
         /* #3: the session is ready */
         (void)sync_send_ok(report_fd);
         close(report_fd);
