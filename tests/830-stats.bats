@@ -156,3 +156,26 @@ stats() {
         sbx_ok destroy "$sid"
         sbx_expect 3 stats "$sid"
 }
+
+@test "mcp: the stats tool answers for a session the server created, not for others" {
+        new_session
+        local other=$sid in=$BATS_TEST_TMPDIR/mcp.in
+        printf '%s\n' \
+                '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bats","version":"1"}}}' \
+                '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"name":"mcpstats"}}}' \
+                '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"stats","arguments":{"session":"mcpstats"}}}' \
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"stats\",\"arguments\":{\"session\":\"$other\"}}}" \
+                '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"stats","arguments":{"session":"mcpstats","watch":true}}}' \
+                >"$in"
+        _expect 0 "$SBX" mcp <"$in"
+        jq -s -e 'map(select(.id == 3))[0] | .result.isError == false and
+                (.result.structuredContent.disk.total_bytes > 0) and
+                (.result.structuredContent.pids.current >= 1)' <<<"$output" >/dev/null ||
+                fail "no stats: $(jq -c 'select(.id == 3)' <<<"$output")"
+        jq -s -e 'map(select(.id == 4))[0] | .result.isError == true' <<<"$output" >/dev/null ||
+                fail "stats of a session the server did not make: $(jq -c 'select(.id == 4)' <<<"$output")"
+        # --watch is not offered to a model (it never ends)
+        jq -s -e 'map(select(.id == 5))[0] | (.error != null) or (.result.isError == true)' <<<"$output" >/dev/null ||
+                fail "watch was taken: $(jq -c 'select(.id == 5)' <<<"$output")"
+}
