@@ -138,6 +138,9 @@ const struct command sbx_commands[] = {
          GLOBAL_OPTIONS,
          "  sbx stats work\n  sbx stats --watch work\n  sbx stats --json work | jq .memory\n",
          "--watch --json --config --help"},
+        {"diff", cmd_diff, "ID", "what a session changed against its base (A, C, D lines)",
+         GLOBAL_OPTIONS, "  sbx diff work\n  sbx diff --json work | jq -r '.[].path'\n",
+         "--json --config --help"},
         {"net", cmd_net, "ID allow|deny HOST | show", "change a live session's allow list",
          GLOBAL_OPTIONS,
          "  sbx net work allow pypi.org\n  sbx net work deny '*.example.com'\n"

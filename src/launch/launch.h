@@ -28,10 +28,12 @@ struct session_proc {
         int pidfd;
         int ns[SESSION_NS_COUNT];
         struct proxy_handle proxy; /* the egress proxy in proxy mode (net/proxy.h) */
+        int layer_fd;              /* the writable layer's root (O_PATH), for `sbx diff` */
 };
 #define SESSION_PROC_INIT                                                                          \
         {                                                                                          \
-                .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .proxy = PROXY_HANDLE_INIT        \
+                .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .proxy = PROXY_HANDLE_INIT,       \
+                .layer_fd = -1                                                                     \
         }
 
 void session_ns_close(int ns[SESSION_NS_COUNT]);
@@ -109,6 +111,15 @@ void netpolicy_handle(struct netpolicy *np, const char *req, struct buf *reply);
  */
 int session_net(const char *id_or_name, const char *action, const char *host, char **ret_mode,
                 char ***ret_allow, struct sbx_error *e);
+
+/* The snapshot of a host base that `sbx diff` compares with, in the session dir. */
+#define BASE_FILE "base"
+/*
+ * `sbx diff`: the session's changes against its base as "K /path" strings, each
+ * NUL-terminated (K: A, C or D), sorted by path; *truncated when cut. Exit 4 for a base
+ * other than the host's (--rootfs, --image: not supported yet).
+ */
+int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struct sbx_error *e);
 
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);

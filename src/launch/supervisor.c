@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../net/proxy.h"
+#include "../ops/layerdiff.h"
 #include "../session/audit.h"
 #include "../session/runtime.h"
 #include "../shared/macros.h"
@@ -111,6 +112,24 @@ static int epoll_add(int epfd, int fd)
         return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? negerrno() : 0;
 }
 
+/*
+ * The base that `sbx diff` compares with: the entries of a host-base layer right after the
+ * init built it, before anything of the sandbox ran (only stat and readdir, by fd, no
+ * content read), kept in the session dir as BASE_FILE. Best effort: without it, diff says
+ * it cannot.
+ */
+static void snapshot_base(struct supervisor *s)
+{
+        _cleanup_buf_ struct buf b = {0};
+        if (s->init.layer_fd < 0 || !layerdiff_host_base(s->init.layer_fd) ||
+            layerdiff_snapshot(s->init.layer_fd, &b) < 0)
+                return;
+        _cleanup_close_ int fd = openat(s->sessfd, BASE_FILE,
+                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 && write_all(fd, b.data ? b.data : "", b.len) < 0)
+                (void)unlinkat(s->sessfd, BASE_FILE, 0);
+}
+
 static int setup(struct supervisor *s, struct sbx_error *e)
 {
         sigset_t set;
@@ -136,6 +155,7 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         if ((r = session_spawn(s->cfg, &s->cg, execfd, &s->init, e)) < 0)
                 return r;
         closep(&execfd);
+        snapshot_base(s);
         if ((r = listen_ctl(s, e)) < 0)
                 return r;
         if ((r = open_audit(s, e)) < 0)
@@ -298,6 +318,11 @@ static void handle_request(struct supervisor *s, int fd)
                 s->net.mode = net_mode_name(s->st.net);
                 netpolicy_handle(&s->net, req, &b);
                 send_reply(fd, b.data ? b.data : "ERR failed");
+        } else if (strcmp(req, "LAYER") == 0) {
+                if (s->init.layer_fd >= 0)
+                        send_reply_fds(fd, "OK", &s->init.layer_fd, 1);
+                else
+                        send_reply(fd, "ERR none");
         } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
                 handle_pause(s, fd, req[0] == 'P');
         } else if (strcmp(req, "DESTROY") == 0) {
