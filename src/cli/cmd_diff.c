@@ -8,10 +8,10 @@
 #include "args.h"
 
 static const struct option diff_options[] = {
-        {"json", 0, NULL, OPT_JSON},
-        {"config", 1, NULL, OPT_CONFIG},
-        {"help", 0, NULL, OPT_HELP},
-        {0},
+    {"json", 0, NULL, OPT_JSON},
+    {"config", 1, NULL, OPT_CONFIG},
+    {"help", 0, NULL, OPT_HELP},
+    {0},
 };
 
 /* A name from the session, one line whatever it holds: control bytes, DEL, backslash and

@@ -30,8 +30,8 @@ int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struc
         _cleanup_close_ int ctl = sessfd >= 0 ? control_connect(sessfd, e) : -1;
         if (ctl < 0) {
                 e->exit_code = 0;
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                "no such session '%s'", id_or_name);
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
+                                id_or_name);
         }
         struct timeval tv = {.tv_sec = 10};
         (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

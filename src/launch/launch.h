@@ -121,6 +121,14 @@ int session_net(const char *id_or_name, const char *action, const char *host, ch
  */
 int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struct sbx_error *e);
 
+/*
+ * `sbx cp`: copy session_path of the session out to host_path (in false), or host_path into
+ * session_path (in true). The session's side has exactly a session process's rights. Nothing
+ * that exists is replaced. *ret_bytes: file bytes written.
+ */
+int session_cp(const char *id_or_name, const char *session_path, const char *host_path, bool in,
+               uint64_t *ret_bytes, struct sbx_error *e);
+
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);
 /* Send req, receive the reply text (NUL-terminated) and up to max_fds passed fds (the rest -1). */

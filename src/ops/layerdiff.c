@@ -38,7 +38,7 @@ struct walk {
                 int64_t ctime_ns;
                 const char *path; /* into the snapshot text */
                 bool seen;
-        } *s;
+        } * s;
         size_t ns;
 };
 
@@ -77,8 +77,8 @@ static int open_dir(int dfd, const char *name, dev_t dev)
         return fd;
 }
 
-typedef int (*visit_fn)(struct walk *w, int view, const char *path, const struct stat *st,
-                        int dfd, const char *name);
+typedef int (*visit_fn)(struct walk *w, int view, const char *path, const struct stat *st, int dfd,
+                        const char *name);
 
 /* Depth-first over the directory open as dfd (taken), path its session path. */
 static int walk_dir(struct walk *w, int view, int dfd, struct buf *path, int depth, visit_fn fn)
@@ -165,9 +165,9 @@ int layerdiff_snapshot(int layer_fd, struct buf *out)
                 struct stat st;
                 if (fd < 0)
                         return fd;
-                if (fstat(fd, &st) < 0 || buf_printf(out, "%zu %llu %lld %s\n", i,
-                                                     (unsigned long long)st.st_ino,
-                                                     (long long)ctime_ns(&st), views[i].prefix) < 0) {
+                if (fstat(fd, &st) < 0 ||
+                    buf_printf(out, "%zu %llu %lld %s\n", i, (unsigned long long)st.st_ino,
+                               (long long)ctime_ns(&st), views[i].prefix) < 0) {
                         close(fd);
                         return -ENOMEM;
                 }
@@ -315,8 +315,8 @@ static int run_views(struct walk *w, int layer_fd, int usr_fd)
                 if (fd < 0)
                         return fd;
                 struct stat st;
-                if (fstat(fd, &st) == 0 && (r = base_visit(w, (int)i, views[i].prefix, &st, -1,
-                                                           NULL)) < 0) {
+                if (fstat(fd, &st) == 0 &&
+                    (r = base_visit(w, (int)i, views[i].prefix, &st, -1, NULL)) < 0) {
                         close(fd);
                         return r;
                 }
@@ -330,9 +330,9 @@ static int run_views(struct walk *w, int layer_fd, int usr_fd)
         /* what the snapshot had and the layer has no more */
         for (size_t i = 0; r == 0 && i < w->ns; i++)
                 if (!w->s[i].seen)
-                        r = add_change(w, 'D', views[w->s[i].view].prefix[0] || w->s[i].path[0]
-                                                   ? w->s[i].path
-                                                   : "/");
+                        r = add_change(
+                            w, 'D',
+                            views[w->s[i].view].prefix[0] || w->s[i].path[0] ? w->s[i].path : "/");
         if (r < 0)
                 return r;
         int fd = open_dir(layer_fd, "upper", w->dev);
