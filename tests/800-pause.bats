@@ -5,7 +5,9 @@
 # bad input has its exit code.
 
 load helpers
-setup() { setup_sbx; }
+setup_file() { setup_users; }
+teardown_file() { teardown_users; }
+setup() { setup_sbx && setup_sbx_user; }
 teardown() { teardown_sbx; }
 
 # frozen: the kernel's own word on the session's cgroup ("frozen 1" in cgroup.events).
@@ -169,4 +171,22 @@ start_counter() {
                 [ "$(json .error.code)" = unsupported ]
                 in_sbx true
         fi
+}
+
+@test "unprivileged without a cgroup of its own: pause is refused with exit 4, never claimed" {
+        user_sbx_expect 0 create
+        sid=$output
+        # another user cannot pause it, nor read its stats (their runtime dirs are their own)
+        other_sbx_expect 3 pause "$sid"
+        other_sbx_expect 3 stats "$sid"
+        user_sbx_expect any pause --json "$sid"
+        if [ "$status" -eq 4 ]; then
+                [ "$(json .error.code)" = unsupported ]
+                user_sbx_expect 0 exec "$sid" true # still running, nothing half-frozen
+        else
+                [ "$status" -eq 0 ] || fail "pause exited $status: $output"
+                user_sbx_expect 125 exec "$sid" true
+                user_sbx_expect 0 resume "$sid"
+        fi
+        user_sbx_expect 0 destroy "$sid"
 }
