@@ -263,6 +263,15 @@ static const struct spec specs[] = {
      NULL,
      {OPERAND_SESSION},
      {{"--force", "Succeed even when the session no longer exists."}, {0}}},
+    {"stats",
+     "What a session uses against its limits: cpu (usage_usec, percent of one CPU over 250 ms, "
+     "limit_cpus), memory (current, peak, limit in bytes; files in the session's filesystem "
+     "count too), pids (current, limit), disk (used_bytes and inodes_used of the writable "
+     "layer against total_bytes and inodes_total) and, with the egress proxy, network bytes. "
+     "A null limit means none. Use it when a command fails with no space or memory left.",
+     NULL,
+     {OPERAND_SESSION},
+     {{"--watch", NULL, .hidden = true}, {0}}},
 };
 
 static struct tool tools[ARRAY_SIZE(specs)];

@@ -122,6 +122,8 @@ int config_apply_flag(struct sbx_config *c, const char *flag, const char *value,
 int parse_size(const char *s, uint64_t *ret);         /* bytes, K/M/G/T suffix, powers of 1024 */
 int parse_duration(const char *s, uint64_t *ret_sec); /* seconds, or s/m/h suffix */
 int parse_env_assignment(const char *s);              /* 0 if "K=V" with a valid K */
+/* One --allow-host entry: NULL with *ret the lowercased entry (caller frees), or the reason. */
+const char *allow_entry_check(const char *s, char **ret);
 
 const char *net_mode_name(enum sbx_net_mode m);
 const char *seccomp_profile_name(enum sbx_seccomp_profile p);

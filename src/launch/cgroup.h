@@ -93,6 +93,34 @@ void cgroup_session_kill(const struct cgroup_session *cs);
  * empty; closes the fds. The session's processes must be dead or dying. Works by fd. */
 void cgroup_session_remove(struct cgroup_session *cs);
 
+/*
+ * Pause (freeze) or resume the session's processes through the v2 freezer of its cgroup, and
+ * wait (bounded) until the kernel says every task is frozen (or thawed). -EOPNOTSUPP when the
+ * session has no v2 cgroup with cgroup.freeze; -ETIMEDOUT when they did not all stop (the
+ * session is thawed again then: never left half-frozen). Works by fd.
+ */
+int cgroup_session_freeze(const struct cgroup_session *cs, bool freeze);
+/* Thaw without waiting (teardown, after cgroup.kill: a frozen task dies on SIGKILL anyway). */
+void cgroup_session_thaw(const struct cgroup_session *cs);
+/* Client side, from a session's state: 1 when its cgroup is frozen (paused), 0 when not or
+ * when it has no v2 cgroup, -errno when that cannot be read. */
+int cgroup_state_frozen(const struct session_state *st);
+
+/*
+ * What a session uses, from the cgroups that enforce its limits (client side, paths from its
+ * state). The has_* fields say where a value came from: 2 cgroup v2, 1 cgroup v1, 0 nowhere.
+ * Limits are UINT64_MAX when there is none; cpus_milli 0 when no CPU limit.
+ */
+struct cgroup_usage {
+        int has_memory, has_pids, has_cpu, cpu_limit_source;
+        bool has_mem_peak;
+        uint64_t mem_current, mem_peak, mem_limit;
+        uint64_t pids_current, pids_limit;
+        uint64_t cpu_usec;   /* CPU time of every process of the session, ever */
+        uint64_t cpus_milli; /* the CPU bandwidth limit in thousandths of a CPU */
+};
+void cgroup_usage_read(const struct session_state *st, struct cgroup_usage *u);
+
 /* Point the state's cgroup keys at cs's paths (borrowed). */
 void cgroup_session_to_state(const struct cgroup_session *cs, struct session_state *st);
 /* Stale cleanup: kill and remove the cgroups recorded in a dead session's state, after

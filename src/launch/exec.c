@@ -80,6 +80,11 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
         r = session_state_read(sessfd, &s->st);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the state of session '%s'", id);
+        /* Fail fast: a command or helper would be born frozen and wait for the resume. */
+        if (cgroup_state_frozen(&s->st) == 1)
+                return sbx_fail(e, EXIT_FAILED, "paused", 0,
+                                "session '%s' is paused: 'sbx resume %s' first", id_or_name,
+                                id_or_name);
         /* The init accepting is the liveness proof here. HOLD only keeps the TTL from ending
          * the session while the command runs; its answer is not awaited. */
         if (via_server && cgroup_exec_server_ok(&s->st) &&
@@ -105,6 +110,9 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq, struc
                         r = exec_join(s.ns, &s.st, rq, res, e);
                 audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);
         }
+        /* exec's own exit codes are the command's: sbx's refusals are 125 */
+        if (r < 0 && e->code && strcmp(e->code, "paused") == 0)
+                e->exit_code = EXIT_SBX_FAILED;
         session_ref_close(&s);
         return r;
 }

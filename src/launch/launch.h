@@ -12,6 +12,7 @@
 #include "../shared/buf.h"
 #include "../shared/error.h"
 #include "uidrange.h"
+#include "cgroup.h"
 
 /*
  * The namespaces of a session, opened from /proc/<init>/ns/ while the init is still dumpable
@@ -29,11 +30,12 @@ struct session_proc {
         int ns[SESSION_NS_COUNT];
         struct proxy_handle proxy; /* the egress proxy in proxy mode (net/proxy.h) */
         struct uid_slot uids;      /* its host uid/gid range, held until it is reaped */
+        int layer_fd;              /* the writable layer's root (O_PATH), for `sbx diff` */
 };
 #define SESSION_PROC_INIT                                                                          \
         {                                                                                          \
                 .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .proxy = PROXY_HANDLE_INIT,       \
-                .uids = UID_SLOT_INIT                                                              \
+                .uids = UID_SLOT_INIT, .layer_fd = -1                                              \
         }
 
 void session_ns_close(int ns[SESSION_NS_COUNT]);
@@ -83,6 +85,68 @@ int session_create(const struct sbx_config *c, struct session_state *st, int *re
                    struct sbx_error *e);
 /* #4: the id has reached whoever asked for the session; closes ack. */
 void session_create_ack(int ack);
+
+/*
+ * Pause (freeze every process of the session) or resume it, through its supervisor. Errors:
+ * exit 3 no such session; exit 1 "paused" when it is already paused, "not_paused" when resuming
+ * one that is not paused; exit 4 when the host has no cgroup v2 freezer for it.
+ */
+int session_pause(const char *id_or_name, bool pause, struct sbx_error *e);
+
+/* A session's resource use (stats.c). */
+struct session_stats {
+        char id[SESSION_ID_LEN + 1];
+        bool paused;
+        uint64_t sampled_ms;    /* monotonic */
+        struct cgroup_usage cg; /* launch/cgroup.h */
+        bool has_disk;          /* the writable layer could be measured */
+        uint64_t disk_used, disk_total, inodes_used, inodes_total;
+        uint64_t disk_limit;                             /* --disk */
+        bool net_proxy;                                  /* proxy mode: the net_* fields count */
+        uint64_t net_bytes_out, net_bytes_in, net_conns; /* closed connections */
+        bool net_records_dropped; /* the proxy's log budget dropped records: a lower bound */
+        uint64_t net_log_offset;  /* how far the audit log was read: keep it between samples */
+};
+/* Fill *out (whose net_* and net_log_offset carry over from an earlier sample, or zero). */
+int session_stats_read(const char *id_or_name, struct session_stats *out, struct sbx_error *e);
+
+/* The supervisor's share of `sbx net` (netpolicy.c): the allow list in force. */
+struct netpolicy {
+        char **allow; /* owned, NULL-terminated (may be NULL) */
+        int proxy_fd; /* the proxy's stop pipe; -1 when the session has no proxy */
+        int auditfd;
+        const char *id;
+        const char *mode; /* the session's network mode: none, host, proxy */
+};
+/* Start with a copy of the created session's list. 0 or -ENOMEM. */
+int netpolicy_init(struct netpolicy *np, char *const *allow);
+/* Answer one "NET SHOW|ALLOW H|DENY H" request into reply ("OK mode\nentry..." or "ERR w"). */
+void netpolicy_handle(struct netpolicy *np, const char *req, struct buf *reply);
+/*
+ * `sbx net`: action "SHOW", "ALLOW" or "DENY" (host NULL for SHOW). On success *ret_mode
+ * is its network mode (none, host, proxy; caller frees) and *ret_allow is the list in force
+ * (NULL-terminated, caller frees). Errors: 2 bad host, 3 no session, 4 no proxy, 1 exists /
+ * not_found / limit.
+ */
+int session_net(const char *id_or_name, const char *action, const char *host, char **ret_mode,
+                char ***ret_allow, struct sbx_error *e);
+
+/* The snapshot of a host base that `sbx diff` compares with, in the session dir. */
+#define BASE_FILE "base"
+/*
+ * `sbx diff`: the session's changes against its base as "K /path" strings, each
+ * NUL-terminated (K: A, C or D), sorted by path; *truncated when cut. Exit 4 for a base
+ * other than the host's (--rootfs, --image: not supported yet).
+ */
+int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struct sbx_error *e);
+
+/*
+ * `sbx cp`: copy session_path of the session out to host_path (in false), or host_path into
+ * session_path (in true). The session's side has exactly a session process's rights. Nothing
+ * that exists is replaced. *ret_bytes: file bytes written.
+ */
+int session_cp(const char *id_or_name, const char *session_path, const char *host_path, bool in,
+               uint64_t *ret_bytes, struct sbx_error *e);
 
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);

@@ -171,6 +171,7 @@ void session_kill(struct session_proc *p)
 {
         proxy_stop(&p->proxy);
         session_ns_close(p->ns);
+        closep(&p->layer_fd);
         if (p->pidfd >= 0)
                 (void)sys_pidfd_send_signal(p->pidfd, SIGKILL);
         /* The dying init waits until every process of its pid namespace is reaped; reapers
@@ -272,6 +273,9 @@ static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, in
         /* #2: root built, or the init's own error */
         if (r == 0)
                 r = sync_wait_fd(parent_end, "the session init", &p.ns[NS_NET], e);
+        /* #2b: the layer's root */
+        if (r == 0)
+                r = sync_wait_fd(parent_end, "the session init", &p.layer_fd, e);
         if (r == 0)
                 r = check_netns(c, p.ns[NS_NET], e);
         if (r < 0) {

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../net/proxy.h"
+#include "../ops/layerdiff.h"
 #include "../session/audit.h"
 #include "../session/runtime.h"
 #include "../shared/macros.h"
@@ -45,6 +46,7 @@ struct supervisor {
         bool expiry_pending;         /* the TTL ran out while execs were running */
         bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
         bool client[MAX_CLIENTS];    /* indexed by fd: an accepted ctl connection */
+        struct netpolicy net;        /* the allow list in force (sbx net) */
 };
 
 static void detach_stdio(void)
@@ -111,6 +113,24 @@ static int epoll_add(int epfd, int fd)
         return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) < 0 ? negerrno() : 0;
 }
 
+/*
+ * The base that `sbx diff` compares with: the entries of a host-base layer right after the
+ * init built it, before anything of the sandbox ran (only stat and readdir, by fd, no
+ * content read), kept in the session dir as BASE_FILE. Best effort: without it, diff says
+ * it cannot.
+ */
+static void snapshot_base(struct supervisor *s)
+{
+        _cleanup_buf_ struct buf b = {0};
+        if (s->init.layer_fd < 0 || !layerdiff_host_base(s->init.layer_fd) ||
+            layerdiff_snapshot(s->init.layer_fd, &b) < 0)
+                return;
+        _cleanup_close_ int fd = openat(s->sessfd, BASE_FILE,
+                                        O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 && write_all(fd, b.data ? b.data : "", b.len) < 0)
+                (void)unlinkat(s->sessfd, BASE_FILE, 0);
+}
+
 static int setup(struct supervisor *s, struct sbx_error *e)
 {
         sigset_t set;
@@ -139,6 +159,7 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         s->st.uid_start = s->init.uids.start;
         s->st.uid_count = s->init.uids.count;
         s->st.helper_uid = s->init.uids.helper;
+        snapshot_base(s);
         if ((r = listen_ctl(s, e)) < 0)
                 return r;
         if ((r = open_audit(s, e)) < 0)
@@ -196,6 +217,7 @@ static void proxy_ended(struct supervisor *s)
 static void teardown(struct supervisor *s)
 {
         cgroup_session_kill(&s->cg);
+        cgroup_session_thaw(&s->cg); /* a paused session ends like any other */
         session_kill(&s->init);
         cgroup_session_remove(&s->cg);
         runtime_name_release(s->rtfd, s->st.name, s->st.id);
@@ -262,9 +284,41 @@ static void close_client(struct supervisor *s, int fd)
                 end_session(s, "expired", "the TTL ran out while commands were running");
 }
 
+/*
+ * PAUSE / RESUME: freeze or thaw every process of the session. Replies "OK", or "ERR <word>"
+ * (paused: already; running: not paused; unsupported: no v2 freezer; timeout: the tasks did
+ * not all stop, and the session runs on; else an errno number) for the client to word.
+ */
+static void handle_pause(struct supervisor *s, int fd, bool pause)
+{
+        int frozen = cgroup_state_frozen(&s->st);
+        if (frozen == (pause ? 1 : 0)) {
+                send_reply(fd, pause ? "ERR paused" : "ERR running");
+                return;
+        }
+        uint64_t start = now_monotonic_ms();
+        int r = cgroup_session_freeze(&s->cg, pause);
+        char reply[64];
+        if (r == -EOPNOTSUPP)
+                snprintf(reply, sizeof(reply), "ERR unsupported");
+        else if (r == -ETIMEDOUT)
+                snprintf(reply, sizeof(reply), "ERR timeout");
+        else if (r < 0)
+                snprintf(reply, sizeof(reply), "ERR %d", -r);
+        else
+                snprintf(reply, sizeof(reply), "OK");
+        if (r == 0) {
+                _cleanup_buf_ struct buf b = {0};
+                audit_begin(&b, s->st.id, pause ? "pause" : "resume");
+                audit_int(&b, "duration_ms", (int64_t)(now_monotonic_ms() - start));
+                (void)audit_commit(s->auditfd, &b);
+        }
+        send_reply(fd, reply);
+}
+
 static void handle_request(struct supervisor *s, int fd)
 {
-        char req[128];
+        char req[1024];
         ssize_t n = RETRY_EINTR(recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT));
         if (n <= 0) {
                 if (n == 0 || errno != EAGAIN)
@@ -291,6 +345,21 @@ static void handle_request(struct supervisor *s, int fd)
                 snprintf(reply, sizeof(reply), "OK %lld %llu", (long long)s->st.expires_at,
                          (unsigned long long)s->st.ttl_sec);
                 send_reply(fd, reply);
+        } else if (strncmp(req, "NET ", 4) == 0) {
+                _cleanup_buf_ struct buf b = {0};
+                s->net.proxy_fd = s->init.proxy.stop_fd;
+                s->net.auditfd = s->auditfd;
+                s->net.id = s->st.id;
+                s->net.mode = net_mode_name(s->st.net);
+                netpolicy_handle(&s->net, req, &b);
+                send_reply(fd, b.data ? b.data : "ERR failed");
+        } else if (strcmp(req, "LAYER") == 0) {
+                if (s->init.layer_fd >= 0)
+                        send_reply_fds(fd, "OK", &s->init.layer_fd, 1);
+                else
+                        send_reply(fd, "ERR none");
+        } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
+                handle_pause(s, fd, req[0] == 'P');
         } else if (strcmp(req, "DESTROY") == 0) {
                 audit_end(s->auditfd, s->st.id, "destroyed", NULL);
                 teardown(s);
@@ -467,6 +536,10 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         }
         if (setup(&s, &e) < 0)
                 goto fail;
+        if (netpolicy_init(&s.net, c->allow_hosts) < 0) {
+                sbx_internal(&e, ENOMEM, "failed to copy the allow list");
+                goto fail;
+        }
         /* #3: the session is ready; #4 (or the creator's end) comes to the event loop */
         if (sync_send_ok(report_fd) < 0 || epoll_add(s.epfd, report_fd) < 0)
                 end_session(&s, "destroyed", "its creator ended before it had the session's id");

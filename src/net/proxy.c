@@ -566,7 +566,11 @@ _noreturn_ void proxy_serve(struct proxy_params *pp)
                 for (int i = 0; i < n; i++) {
                         uint64_t tag = ev[i].data.u64;
                         if (tag == TAG_STOP) {
-                                /* the stop pipe closed: the session is ending */
+                                /* a new allow list (net/policy.c), or the pipe closed: the
+                                 * session is ending (a bad message ends it too: the list the
+                                 * supervisor holds is no longer the one enforced) */
+                                if (proxy_policy_read(px.stop_fd, &pp->allow) == 1)
+                                        continue;
                                 audit_dropped(&px, true);
                                 _exit(0);
                         } else if (tag == TAG_LISTEN) {

@@ -46,6 +46,15 @@ int proxy_reap(struct proxy_handle *h, siginfo_t *ret);
 /* End the proxy process and reap it. */
 void proxy_stop(struct proxy_handle *h);
 
+/* The most bytes of allow entries a live change may send (net/policy.c). */
+#define PROXY_POLICY_MAX (60u * 1024)
+/* Supervisor side: send the whole new allow list down the proxy's stop pipe (already
+ * checked entries, NULL-terminated). 0 or -errno. */
+int proxy_policy_send(int stop_fd, char *const *entries);
+/* Proxy side, when its stop pipe is readable: 0 when it closed (the session ends), 1 when
+ * *allow was replaced by a new list, -errno on a bad message (*allow unchanged). */
+int proxy_policy_read(int fd, struct allow_list *allow);
+
 /* For `sbx check`: can this host create the proxy's socket in a new network namespace?
  * 0, or -errno with what failed in why. */
 int proxy_check(char *why, size_t n);

@@ -50,7 +50,7 @@ static int enter_v1_cgroups(int fds[INIT_CGROUP_FDS], struct sbx_error *e)
 }
 
 static int init_setup(const struct sbx_config *c, struct init_fds *fds, struct helper *h,
-                      int *ret_netfd, struct sbx_error *e)
+                      int *ret_netfd, int *ret_layer_fd, struct sbx_error *e)
 {
         struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1};
 
@@ -84,7 +84,7 @@ static int init_setup(const struct sbx_config *c, struct init_fds *fds, struct h
         _cleanup_(user_limits_close) struct user_limits limits;
         user_limits_init(&limits);
         if (r == 0)
-                r = rootfs_build(c, &src, &limits, h, e);
+                r = rootfs_build(c, &src, &limits, h, ret_layer_fd, e);
         rootfs_sources_close(&src);
         /* H's work (helper.c), before the capabilities go: done by now, as a rule */
         if (r == 0)
@@ -122,8 +122,8 @@ _noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *f
         struct helper h = HELPER_INIT;
         signals_reset();
 
-        int netfd = -1;
-        int r = init_setup(c, fds, &h, &netfd, &e);
+        int netfd = -1, layerfd = -1;
+        int r = init_setup(c, fds, &h, &netfd, &layerfd, &e);
         if (r == 0)
                 r = creds_lock_down_keep(INIT_KEEP_CAPS, &e);
         /* Out of the command's reach (creds_set_helper_uid); an unprivileged session has no
@@ -147,6 +147,10 @@ _noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *f
         if (sync_send_ok_fd(sync_fd, netfd) < 0)
                 _exit(1);
         closep(&netfd);
+        /* #2b: the writable layer's root, for `sbx diff` (the init keeps none of it) */
+        if (sync_send_ok_fd(sync_fd, layerfd) < 0)
+                _exit(1);
+        closep(&layerfd);
         /* Everything else goes: the exec channel alone stays, as fd 3 (moved up first: it
          * may be 3 already, or sync_fd may be). */
         int up = exec_fd >= 0 ? fcntl(exec_fd, F_DUPFD_CLOEXEC, 4) : -1;

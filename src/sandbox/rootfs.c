@@ -293,7 +293,7 @@ static int setup_volumes(const struct sbx_config *c, const struct rootfs_sources
         return 0;
 }
 
-static int make_layer(const struct sbx_config *c, struct sbx_error *e)
+static int make_layer(const struct sbx_config *c, int *ret_layer_fd, struct sbx_error *e)
 {
         char size[32], inodes[32];
         uint64_t n_inodes = c->disk_bytes / 4096;
@@ -320,6 +320,8 @@ static int make_layer(const struct sbx_config *c, struct sbx_error *e)
                                             dirs[i]);
         if (fchmodat(layer, "tmp", 01777, 0) < 0)
                 return sbx_internal(e, errno, "failed to chmod /tmp");
+        /* for the supervisor, which hands it to `sbx diff`: the layer outlives its detach */
+        *ret_layer_fd = TAKE_FD(layer);
         return 0;
 }
 
@@ -352,9 +354,10 @@ static int open_newroot(const struct sbx_config *c, const struct rootfs_sources 
 }
 
 int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
-                 struct user_limits *limits, struct helper *h, struct sbx_error *e)
+                 struct user_limits *limits, struct helper *h, int *ret_layer_fd,
+                 struct sbx_error *e)
 {
-        int r = make_layer(c, e);
+        int r = make_layer(c, ret_layer_fd, e);
         if (r < 0)
                 return r;
         _cleanup_close_ int rootfd = open_newroot(c, src, e);

@@ -49,7 +49,7 @@ void user_limits_close(struct user_limits *l);
  */
 struct helper;
 int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
-                 struct user_limits *limits, struct helper *h, struct sbx_error *e);
+                 struct user_limits *limits, struct helper *h, int *ret_layer_fd, struct sbx_error *e);
 
 /* Parts of the build, one file each. rootfd: the new root; hostfd: the old root. */
 int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct helper *h,

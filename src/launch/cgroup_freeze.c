@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pausing a session: the cgroup v2 freezer (cgroup.freeze) of the session's cgroup, which
+ * holds every process of the session (the init, each exec's reaper and command, the file
+ * commands' helpers) in its leaves. A freeze of the session's cgroup reaches all of them, and
+ * a process forked meanwhile is born frozen. "Paused" is claimed only once cgroup.events says
+ * "frozen 1": the kernel's word that every task has stopped.
+ */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../shared/macros.h"
+#include "../shared/util.h"
+#include "cgroup-internal.h"
+
+#define FREEZE_WAIT_MS 5000
+
+/* Until cgroup.events says "frozen <want>" (the kernel signals changes with POLLPRI). */
+static int wait_frozen(int cgfd, bool want, int timeout_ms)
+{
+        _cleanup_close_ int fd = openat(cgfd, "cgroup.events", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return negerrno();
+        const char *goal = want ? "frozen 1" : "frozen 0";
+        uint64_t end = now_monotonic_ms() + (uint64_t)timeout_ms;
+        for (;;) {
+                char text[256];
+                ssize_t n = pread(fd, text, sizeof(text) - 1, 0);
+                if (n < 0)
+                        return negerrno();
+                text[n] = '\0';
+                if (strstr(text, goal))
+                        return 0;
+                uint64_t now = now_monotonic_ms();
+                if (now >= end)
+                        return -ETIMEDOUT;
+                struct pollfd pf = {.fd = fd, .events = POLLPRI};
+                if (poll(&pf, 1, (int)(end - now)) < 0 && errno != EINTR)
+                        return negerrno();
+        }
+}
+
+static int write_freeze(int cgfd, bool freeze)
+{
+        _cleanup_close_ int fd = openat(cgfd, "cgroup.freeze", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENOENT ? -EOPNOTSUPP : negerrno();
+        return write_all(fd, freeze ? "1" : "0", 1);
+}
+
+static int open_session_cgroup(const struct cgroup_session *cs)
+{
+        if (cs->v2_parent_fd < 0 || !cs->v2[0])
+                return -EOPNOTSUPP;
+        const char *id = strrchr(cs->v2, '/');
+        int fd = openat(cs->v2_parent_fd, id ? id + 1 : cs->v2,
+                        O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return fd < 0 ? negerrno() : fd;
+}
+
+int cgroup_session_freeze(const struct cgroup_session *cs, bool freeze)
+{
+        _cleanup_close_ int cgfd = open_session_cgroup(cs);
+        if (cgfd < 0)
+                return cgfd;
+        int r = write_freeze(cgfd, freeze);
+        if (r < 0)
+                return r;
+        r = wait_frozen(cgfd, freeze, FREEZE_WAIT_MS);
+        if (r < 0 && freeze)
+                (void)write_freeze(cgfd, false); /* never half-frozen: back to running */
+        return r;
+}
+
+void cgroup_session_thaw(const struct cgroup_session *cs)
+{
+        _cleanup_close_ int cgfd = open_session_cgroup(cs);
+        if (cgfd >= 0)
+                (void)write_freeze(cgfd, false);
+}
+
+int cgroup_state_frozen(const struct session_state *st)
+{
+        struct cgroup_session cs = CGROUP_SESSION_INIT;
+        cg_from_state(st, &cs);
+        if (!cs.v2[0])
+                return 0;
+        char text[16];
+        int r = cg_read(cs.v2, "cgroup.freeze", text, sizeof(text));
+        if (r == -ENOENT)
+                return 0;
+        return r < 0 ? r : strcmp(text, "1") == 0;
+}

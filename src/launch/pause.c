@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Pause and resume, the client half: the session's supervisor owns its cgroups and does the
+ * freezing (supervisor.c, PAUSE / RESUME), so two clients never race on cgroup.freeze and the
+ * audit record is written where the change is made.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "../session/runtime.h"
+#include "../shared/macros.h"
+#include "launch.h"
+
+int session_pause(const char *id_or_name, bool pause, struct sbx_error *e)
+{
+        _cleanup_close_ int rtfd = -1;
+        int r = runtime_open(&rtfd, e);
+        if (r < 0)
+                return r;
+        char id[SESSION_ID_LEN + 1];
+        if ((r = runtime_resolve(rtfd, id_or_name, id, e)) < 0)
+                return r;
+        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
+        if (sessfd < 0)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
+                                id_or_name);
+        _cleanup_close_ int ctl = control_connect(sessfd, e);
+        if (ctl < 0) {
+                e->exit_code = 0;
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s' (it has ended)", id_or_name);
+        }
+        /* the freeze itself is bounded (5 s); this bounds a supervisor that hangs */
+        struct timeval tv = {.tv_sec = 15};
+        (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        char reply[64];
+        if ((r = control_call(ctl, pause ? "PAUSE" : "RESUME", reply, sizeof(reply), NULL, 0)) < 0)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", -r,
+                                "no such session '%s' (it has ended)", id_or_name);
+        int err = 0;
+        if (strcmp(reply, "OK") == 0)
+                return 0;
+        if (strcmp(reply, "ERR paused") == 0)
+                return sbx_fail(e, EXIT_FAILED, "paused", 0, "session '%s' is already paused",
+                                id_or_name);
+        if (strcmp(reply, "ERR running") == 0)
+                return sbx_fail(e, EXIT_FAILED, "not_paused", 0,
+                                "session '%s' is not paused: nothing to resume", id_or_name);
+        if (strcmp(reply, "ERR unsupported") == 0)
+                return sbx_unsupported(e, 0,
+                                       "cannot %s session '%s': it has no cgroup v2 cgroup with "
+                                       "a freezer (cgroup.freeze, Linux 5.2+; a cgroup2 "
+                                       "hierarchy mounted and writable by you)",
+                                       pause ? "pause" : "resume", id_or_name);
+        if (strcmp(reply, "ERR timeout") == 0)
+                return sbx_internal(e, 0,
+                                    "failed to %s session '%s': its processes did not all %s "
+                                    "within 5 s (it keeps running)",
+                                    pause ? "pause" : "resume", id_or_name,
+                                    pause ? "stop" : "restart");
+        if (sscanf(reply, "ERR %d", &err) == 1 && err > 0)
+                return sbx_internal(e, err, "failed to %s session '%s'", pause ? "pause" : "resume",
+                                    id_or_name);
+        return sbx_internal(e, 0, "unexpected answer from the supervisor of '%s'", id_or_name);
+}

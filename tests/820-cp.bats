@@ -1,0 +1,124 @@
+#!/usr/bin/env bats
+# sbx cp: files and trees in and out, byte for byte; the session's side has a session
+# process's rights (symlinks it planted resolve inside it, or are copied as links, never read
+# on the host), races that swap a file for a link never reach a host file, the disk limit
+# bounds a copy in, nothing is replaced, and bad input has its exit code.
+
+load helpers
+setup() {
+        setup_sbx
+        host=$BATS_TEST_TMPDIR/host
+        mkdir -p "$host"
+}
+teardown() { teardown_sbx; }
+
+@test "a tree in and out again, byte for byte, links as links" {
+        new_session
+        mkdir -p "$host/src/sub/deeper"
+        head -c 100000 /dev/urandom >"$host/src/bin"
+        echo hello >"$host/src/sub/a"
+        printf 'no newline' >"$host/src/sub/deeper/b"
+        : >"$host/src/empty"
+        ln -s sub/a "$host/src/rel-link"
+        chmod 0750 "$host/src/sub"
+        sbx_ok cp "$host/src" "$sid:/workspace/"
+        in_sbx 'cat /workspace/src/sub/a && test -L /workspace/src/rel-link && stat -c %a /workspace/src/sub'
+        [ "$output" = "$(printf 'hello\n750')" ]
+        sbx_ok cp --json "$sid:/workspace/src" "$host/back"
+        [ "$(json .bytes)" = $((100000 + 6 + 10)) ]
+        diff -r --no-dereference "$host/src" "$host/back" || fail "the round trip changed the tree"
+        [ "$(readlink "$host/back/rel-link")" = sub/a ]
+        # a single file, into an existing directory and to a new name
+        sbx_ok cp "$sid:/workspace/src/sub/a" "$host/"
+        sbx_ok cp "$sid:src/sub/a" "$host/renamed" # relative to the workdir
+        cmp "$host/a" "$host/src/sub/a" && cmp "$host/renamed" "$host/src/sub/a"
+        sbx_ok cp "$host/src/sub/a" "$sid:/tmp/in-tmp"
+        in_sbx 'cat /tmp/in-tmp'
+        [ "$output" = hello ]
+        sbx_ok log --json "$sid"
+        json '[.[] | select(.event == "cp_in" or .event == "cp_out")] | length == 5'
+}
+
+@test "hostile: links out of the session are copied as links, never as the host's files" {
+        new_session
+        canary "$BATS_TEST_TMPDIR/canary/secret"
+        in_sbx 'ln -s /etc/shadow /workspace/shadow && ln -s ../../../../../.. /workspace/up &&
+                ln -s "$1" /workspace/canary && mkdir /workspace/d && ln -s / /workspace/d/root' \
+                "$BATS_TEST_TMPDIR/canary/secret"
+        local l
+        for l in shadow up canary d; do
+                sbx_ok cp "$sid:/workspace/$l" "$host/$l"
+        done
+        [ -L "$host/shadow" ] && [ -L "$host/up" ] && [ -L "$host/canary" ] && [ -L "$host/d/root" ]
+        # positive control: the canary is readable on the host, yet no copy holds its content
+        grep -q "sbx canary" "$BATS_TEST_TMPDIR/canary/secret"
+        ! grep -rq --no-dereference "sbx canary" "$host" || fail "a host file was copied out"
+        [ -z "$(find "$host" -type f)" ] || fail "regular files made: $(find "$host" -type f)"
+}
+
+@test "hostile: a copy in through a session symlink to / stays inside the session" {
+        new_session
+        canary "$BATS_TEST_TMPDIR/canary/secret"
+        in_sbx 'ln -s / /workspace/rootlink && ln -s "$1" /workspace/hostdir' "$BATS_TEST_TMPDIR/canary"
+        echo payload >"$host/dropped"
+        sbx_ok cp "$host/dropped" "$sid:/workspace/rootlink"
+        in_sbx 'cat /dropped'
+        [ "$output" = payload ]
+        # a link to a host directory leads nowhere inside: the host directory is untouched
+        sbx_expect 1 cp "$host/dropped" "$sid:/workspace/hostdir/x"
+        [ ! -e "$BATS_TEST_TMPDIR/canary/x" ] && [ ! -e "$BATS_TEST_TMPDIR/canary/dropped" ]
+        [ ! -e /dropped ] || fail "/dropped was written on the host"
+}
+
+@test "hostile: a file swapped for a link during copies out never yields a host file" {
+        new_session
+        canary "$BATS_TEST_TMPDIR/canary/secret"
+        in_sbx 'mkdir /workspace/r; (while :; do echo inside >/workspace/r/f.new; mv -f /workspace/r/f.new /workspace/r/f;
+                ln -sfn "$1" /workspace/r/f; done) >/dev/null 2>&1 &' "$BATS_TEST_TMPDIR/canary/secret"
+        local i got=0
+        for i in $(seq 1 30); do
+                rm -rf "$host/r"
+                sbx_try cp "$sid:/workspace/r" "$host/r"
+                [ "$status" -eq 0 ] || [ "$status" -eq 1 ] || fail "cp exited $status: $stderr"
+                [ "$status" -ne 0 ] || got=$((got + 1))
+                ! grep -rq --no-dereference "sbx canary" "$host" 2>/dev/null || fail "the canary was copied"
+        done
+        [ "$got" -gt 0 ] || fail "no copy succeeded in 30 tries"
+        sbx_ok exec "$sid" sh -c 'pkill -f "ln -sfn" ; kill -9 -1' || true
+}
+
+@test "the disk limit bounds a copy in; a failed copy leaves no half file" {
+        new_session --disk 8M
+        head -c 12000000 /dev/zero >"$host/big"
+        sbx_expect 1 cp --json "$host/big" "$sid:/workspace/big"
+        [ "$(json .error.code)" = limit ]
+        sbx_expect 1 exec "$sid" test -e /workspace/big
+        # positive control: a file that fits goes in
+        head -c 1000000 /dev/zero >"$host/small"
+        sbx_ok cp "$host/small" "$sid:/workspace/small"
+}
+
+@test "bad input: sides, arguments, missing paths, existing targets, sessions, a paused one" {
+        new_session
+        echo x >"$host/f"
+        sbx_expect 2 cp
+        sbx_expect 2 cp "$host/f"
+        sbx_expect 2 cp "$host/f" "$host/g"               # no session side
+        sbx_expect 2 cp "$sid:/a" "$sid:/b"               # two session sides
+        sbx_expect 2 cp "$host/f" "$sid:/x" extra
+        sbx_expect 2 cp "$host/f" "$sid:"
+        sbx_expect 1 cp --json "$sid:/workspace/missing" "$host/"
+        [ "$(json .error.code)" = not_found ]
+        sbx_expect 1 cp "$host/missing" "$sid:/workspace/"
+        sbx_ok cp "$host/f" "$sid:/workspace/f"
+        sbx_expect 1 cp --json "$host/f" "$sid:/workspace/f"
+        [ "$(json .error.code)" = exists ]
+        sbx_ok cp "$sid:/workspace/f" "$host/g"
+        sbx_expect 1 cp "$sid:/workspace/f" "$host/g"     # never replaced
+        sbx_expect 3 cp "$host/f" sb_0000000000000000:/x
+        sbx_expect 3 cp "$host/f" nosuchname:/x
+        sbx_ok pause "$sid"
+        sbx_expect 1 cp --json "$host/f" "$sid:/workspace/h"
+        [ "$(json .error.code)" = paused ]
+        sbx_ok resume "$sid"
+}
