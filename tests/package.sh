@@ -93,10 +93,12 @@ dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { print $6 }' | sed 's|^\./||' |
         grep -v -e '^usr/share/doc/sbx/\(changelog\|copyright\|README.Debian\)' |
         sed -e 's|^usr/||' -e 's|\(man/man[1-8]/.*\)\.gz$|\1|' | sort >"$work/deb.list"
 prefix=$(meson introspect "$build" --buildoptions 2>/dev/null |
-        python3 -c 'import json,sys; print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
+        python3 -c 'import json, sys
+print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
 meson install -C "$build" --destdir "$work/root" --no-rebuild >"$work/install.log" 2>&1
 t "meson install --destdir (prefix $prefix)" || diag <"$work/install.log"
-(cd "$work/root$prefix" 2>/dev/null && find . -type f -o -type l) | sed 's|^\./||' | sort >"$work/meson.list"
+(cd "$work/root$prefix" 2>/dev/null && find . -type f -o -type l) | sed 's|^\./||' |
+        sort >"$work/meson.list"
 diff "$work/deb.list" "$work/meson.list" >"$work/diff" 2>&1
 t "meson install puts the package's files at the same places below $prefix" || diag <"$work/diff"
 
