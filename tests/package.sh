@@ -39,7 +39,14 @@ if dpkg-query -W -f='${Status}' sbx 2>/dev/null | grep -q 'install ok installed'
 fi
 
 work=$(mktemp -d /tmp/sbx-package.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+installed=false
+# a run that stops half-way (a failed check, the CI budget's SIGTERM) still removes the package
+cleanup() {
+        ! $installed || DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq sbx >/dev/null 2>&1
+        rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 143' TERM
 out=$work/deb
 
 # ---- build and lintian -----------------------------------------------------------------------
@@ -60,6 +67,7 @@ t "lintian: no errors"
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" \
         >"$work/apt.log" 2>&1
 t "apt-get install ./$(basename "$deb")" || diag <"$work/apt.log"
+installed=true
 rt=$work/rt
 mkdir -m 700 "$rt"
 got=$(SBX_RUNTIME_DIR=$rt timeout 60 /usr/bin/sbx run -- sh -c 'echo hello from $(id -u)' 2>&1)
@@ -81,7 +89,7 @@ t "completions: bash's completions dir, zsh's \$fpath, fish completes 'sbx cre'"
         grep -q '^# sandbox.ini' /usr/share/doc/sbx/sandbox.ini.example
 t "the example config is /usr/share/doc/sbx/sandbox.ini.example"
 files=$(dpkg -L sbx | while read -r f; do [ -d "$f" ] || echo "$f"; done)
-DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq sbx >"$work/apt.log" 2>&1
+DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq sbx >"$work/apt.log" 2>&1 && installed=false
 left=$(for f in $files; do [ ! -e "$f" ] || echo "$f"; done)
 [ -z "$left" ] && ! command -v sbx | grep -q '^/usr/bin/sbx$'
 t "apt-get purge sbx removes every file of the package" || echo "$left" | diag
