@@ -6,7 +6,7 @@
 
 #include "../image/image.h"
 #include "../launch/audit_create.h"
-#include "shared/util.h"
+#include "../shared/util.h"
 
 /* Order matters: option ids are OPT_CREATE_FIRST + index. */
 static const char *const create_flags[] = {

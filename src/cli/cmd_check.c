@@ -16,8 +16,8 @@
 #include "../launch/launch.h"
 #include "../net/proxy.h"
 #include "../sandbox/seccomp.h"
-#include "shared/syscalls.h"
-#include "shared/util.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
 #include "args.h"
 
 struct feature {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "../launch/launch.h"
-#include "shared/util.h"
+#include "../shared/util.h"
 #include "args.h"
 #include "provision.h"
 #include "session_json.h"

@@ -18,7 +18,7 @@
 
 #include "../launch/confined.h"
 #include "../ops/ops.h"
-#include "shared/util.h"
+#include "../shared/util.h"
 #include "args.h"
 
 enum {

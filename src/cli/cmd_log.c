@@ -10,7 +10,7 @@
 
 #include "../session/audit.h"
 #include "../session/runtime.h"
-#include "shared/util.h"
+#include "../shared/util.h"
 #include "args.h"
 
 static const struct option log_options[] = {

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shared/util.h"
+#include "../shared/util.h"
 #include "cli.h"
 
 int cli_finish_error(struct cli *cli, const char *command)

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "../config/config.h"
-#include "shared/error.h"
+#include "../shared/error.h"
 
 /* Bounds of one import (all layers together), documented in sbx.1. */
 #define IMAGE_MAX_UNPACKED (UINT64_C(32) << 30) /* logical bytes of every entry */

@@ -16,8 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "shared/macros.h"
-#include "shared/util.h"
+#include "../shared/macros.h"
+#include "../shared/util.h"
 #include "image-internal.h"
 
 int image_ref_split(const char *ref, char **ret_name, char **ret_tag)

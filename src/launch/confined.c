@@ -15,8 +15,8 @@
 
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
-#include "shared/macros.h"
-#include "shared/util.h"
+#include "../shared/macros.h"
+#include "../shared/util.h"
 #include "cgroup.h"
 #include "confined.h"
 #include "../session/audit.h"

@@ -16,10 +16,10 @@
 
 #include "../net/proxy.h"
 #include "../sandbox/sandbox.h"
-#include "shared/macros.h"
-#include "shared/sync.h"
-#include "shared/syscalls.h"
-#include "shared/util.h"
+#include "../shared/macros.h"
+#include "../shared/sync.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
 #include "cgroup.h"
 #include "launch.h"
 

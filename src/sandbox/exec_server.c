@@ -30,9 +30,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shared/macros.h"
-#include "shared/sync.h"
-#include "shared/util.h"
+#include "../shared/macros.h"
+#include "../shared/sync.h"
+#include "../shared/util.h"
 #include "exec_wire.h"
 #include "reaper.h"
 #include "sandbox.h"

@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "shared/sync.h"
-#include "shared/syscalls.h"
-#include "shared/util.h"
+#include "../shared/sync.h"
+#include "../shared/syscalls.h"
+#include "../shared/util.h"
 #include "reaper.h"
 
 static void report(int fd, const struct exec_report *r)

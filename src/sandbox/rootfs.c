@@ -7,8 +7,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "shared/macros.h"
-#include "shared/syscalls.h"
+#include "../shared/macros.h"
+#include "../shared/syscalls.h"
 #include "mounts.h"
 #include "sandbox.h"
 
