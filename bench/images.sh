@@ -8,9 +8,9 @@
 #   bench/images.sh [RUNS]     (default 100; needs hyperfine, umoci, busybox-static: scripts/bootstrap)
 #
 # Writes bench/results/images.md. sbx runs with `--memory/--cpus/--pids unlimited` and podman
-# with `--cgroups=disabled` (MEASURED.md: crun refuses the hybrid cgroups here, so podman runs
-# in a mount namespace with an empty tmpfs over /sys/fs/cgroup/unified, and with lowered
-# ulimits). Import runs start from an empty store each time.
+# with `--cgroups=disabled` (bench/README.md, "Peers on a hybrid-cgroup host": crun refuses
+# these cgroups, so podman runs in a mount namespace with an empty tmpfs over
+# /sys/fs/cgroup/unified, and with lowered ulimits). Import runs start from an empty store each time.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The cgroup v2 cases of sbx's limits (--memory, --pids, --cpus, cgroup.kill teardown, a
 # delegated leaf, and the resource attacks of 330-resources.bats that depend on cgroups),
-# run as root in the pure-cgroup-v2 VM of ../shared/vmtest, in one boot.
+# run as root in a pure-cgroup-v2 VM (tests/vm/run-in-vm), in one boot.
 #
 #   bash tests/vm/run-v2.sh          (from the repo root, as root, after building build/)
 #
@@ -17,9 +17,9 @@ export LC_ALL=C
 
 SBX=${SBX:-build/sbx}
 if [ "${SBX_V2_IN_VM:-}" != 1 ] || [ "$(hostname)" != sbx-vm ]; then
-        runinvm=$(dirname "$0")/../../../shared/vmtest/run-in-vm
-        if [ ! -x "$runinvm" ] || [ ! -x "$SBX" ]; then
-                echo "1..0 # SKIP needs $SBX and ../shared/vmtest/run-in-vm (with --setup done)"
+        runinvm=$(dirname "$0")/run-in-vm
+        if [ ! -x "$SBX" ] || ! command -v qemu-system-x86_64 >/dev/null; then
+                echo "1..0 # SKIP needs $SBX and QEMU (scripts/bootstrap --vm)"
                 exit 0
         fi
         export SBX SBX_V2_IN_VM=1
