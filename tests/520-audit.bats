@@ -25,8 +25,11 @@ every_line_json() {
 }
 
 @test "create records the effective boundaries, and they match the session" {
+        # a directory beside the test's runtime dir: the test dir itself holds it, and a
+        # mount of sbx's runtime dir is refused
+        mkdir "$BATS_TEST_TMPDIR/vol"
         new_session --memory 256M --pids 64 --cpus 0.5 --disk 64M --nofile 512 \
-                --mount "$BATS_TEST_TMPDIR:/data:ro" --seccomp strict
+                --mount "$BATS_TEST_TMPDIR/vol:/data:ro" --seccomp strict
         sbx_ok log --json "$sid"
         json '.[0].event == "create"'
         json ".[0].session == \"$sid\""
@@ -37,7 +40,7 @@ every_line_json() {
         json '.[0].limits.pids.value == 64 and .[0].limits.cpus_milli.value == 500'
         json '.[0].limits.disk_bytes.value == 67108864 and .[0].limits.nofile.value == 512'
         json '.[0].network.mode == "none" and .[0].network.allow == []'
-        json ".[0].mounts == [{\"host\":\"$BATS_TEST_TMPDIR\",\"sandbox\":\"/data\",\"read_only\":true}]"
+        json ".[0].mounts == [{\"host\":\"$BATS_TEST_TMPDIR/vol\",\"sandbox\":\"/data\",\"read_only\":true}]"
         # the controller that enforces each limit is the one sbx check reports
         local mem_by
         mem_by=$(jq -r '.[0].limits.memory_bytes.enforced_by' <<<"$output")
