@@ -234,7 +234,8 @@ in_private_sh='for d in $SBXT_CGROUPS; do echo $$ >"$d/cgroup.procs" || exit 99;
         export SBX_AUDIT_DIR=$BATS_TEST_TMPDIR/audit
         local opt
         for opt in --ttl=5m --json; do
-                _expect 125 sh -c '"$0" create "$1" >/dev/full' "$SBX" "$opt"
+                # exit 1: only exec and run exit 125 (sbx(1), EXIT STATUS)
+                _expect 1 sh -c '"$0" create "$1" >/dev/full' "$SBX" "$opt"
                 [[ $stderr == *"failed to write the output"* ]] || fail "stderr: $stderr"
         done
         sbx_ok list --quiet
