@@ -21,7 +21,6 @@ setup_file() {
 }
 teardown_file() {
         [ "$(id -u)" -eq 0 ] || return 0
-        pkill -KILL -u "$atk_user" 2>/dev/null || true
         userdel -r "$atk_user" 2>/dev/null || true
 }
 
@@ -38,7 +37,7 @@ marker() {
         echo $((700000 + RANDOM * 7 + BATS_TEST_NUMBER))
 }
 
-# in_range_of_subid START COUNT: does [START, START+COUNT) overlap any /etc/subuid or
+# overlaps_subid START COUNT: does [START, START+COUNT) overlap any /etc/subuid or
 # /etc/subgid entry?
 overlaps_subid() {
         awk -F: -v s="$1" -v n="$2" '
@@ -144,7 +143,6 @@ state_of() {
 @test "the subuid user can signal, renice, OOM-adjust and write as a session forced into its range (control)" {
         # an explicit uid_range is honoured as it is: this one is the attacker's own
         SBX_UID_RANGE=$atk_sub:65536 session_with_targets
-        [ "$atk_sub" = "$atk_subg" ] || skip "subuid and subgid ranges differ"
         run as_attacker "$attack_script" "$victim" "$init" "$vfile"
         [ "$status" -eq 0 ] || fail "attack script failed: $output"
         [ "$(echo $output)" = "write ok renice ok oom ok kill ok init ok" ] ||
