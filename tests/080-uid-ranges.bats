@@ -211,6 +211,28 @@ state_of() {
         sbx_ok exec "$sid" echo alive
 }
 
+@test "run: the proxy runs under a picked helper id, and its death during the command is logged" {
+        local adir=$BATS_TEST_TMPDIR/audit proxy uid i
+        SBX_AUDIT_DIR=$adir timeout 60 "$SBX" run --allow-host example.com -- sleep 4 \
+                >"$BATS_TEST_TMPDIR/run.out" 2>&1 &
+        local runpid=$! sbxpid
+        wait_until 10 pgrep -P "$runpid" >/dev/null || fail "no sbx under timeout"
+        sbxpid=$(pgrep -P "$runpid")
+        wait_until 10 pgrep -P "$sbxpid" -x sbx-proxy >/dev/null || fail "no proxy under run"
+        proxy=$(pgrep -P "$sbxpid" -x sbx-proxy)
+        uid=$(ps -o uid= -p "$proxy" | xargs)
+        ((uid >= 0x40000000 && uid < 0x70000000 && uid % 0x20000 == 0x10000)) || fail "proxy uid $uid"
+        run setpriv --reuid=65534 --regid=65534 --clear-groups kill -KILL "$proxy"
+        [ "$status" -ne 0 ] || fail "nobody killed the proxy"
+        setpriv --reuid="$uid" --regid="$uid" --clear-groups kill -KILL "$proxy" ||
+                fail "the proxy's own uid could not signal it"
+        wait "$runpid" || fail "run failed: $(cat "$BATS_TEST_TMPDIR/run.out")"
+        [ "$(jq -r 'select(.event == "helper_exited") | "\(.helper) \(.pid) \(.signal)"' "$adir"/*.jsonl)" = \
+                "proxy $proxy KILL" ] || fail "log: $(cat "$adir"/*.jsonl)"
+        [ "$(jq -r 'select(.event == "create") | .uid_map.host_helper_uid' "$adir"/*.jsonl)" = "$uid" ] ||
+                fail "create record: $(cat "$adir"/*.jsonl)"
+}
+
 # fill_inflight: a python script that keeps SCM_RIGHTS fds in flight on a socket pair until
 # the kernel refuses more (ETOOMANYREFS: the per-uid count passed RLIMIT_NOFILE), says so, and
 # holds them.
