@@ -143,6 +143,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 if (r == 1)
                         r = exec_join(p.ns, &st, rq, res, e);
                 audit_write_exec(auditfd, &st, rq, res, start, r, e);
+                /* the proxy's end during the command, before session_kill ends it */
+                (void)audit_proxy_exited(auditfd, st.id, &p.proxy);
                 audit_end(auditfd, st.id, "destroyed", "sbx run finished");
         }
         (void)cgroup_exec_finish(&cx); /* prepared, but no exec ran (or finished already) */

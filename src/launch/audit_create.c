@@ -157,3 +157,25 @@ int audit_create_failed(struct sbx_error *e, const char *audit_dir, int err)
                         "of yours, not writable by others, with no symbolic link in its path",
                         audit_dir ? audit_dir : "the runtime dir");
 }
+
+int audit_proxy_exited(int fd, const char *id, struct proxy_handle *h)
+{
+        pid_t pid = h->pid;
+        siginfo_t si;
+        if (h->pidfd < 0 || proxy_reap(h, &si) != 1)
+                return 0;
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, id, "helper_exited");
+        audit_str(&b, "helper", "proxy");
+        audit_int(&b, "pid", pid);
+        if (si.si_code == CLD_EXITED) {
+                audit_int(&b, "exit_code", si.si_status);
+                audit_str(&b, "signal", NULL);
+        } else {
+                (void)buf_puts(&b, ",\"exit_code\":null");
+                audit_str(&b, "signal", sigabbrev_np(si.si_status));
+        }
+        audit_str(&b, "effect", "the session has no network egress from now on");
+        (void)audit_commit(fd, &b);
+        return 1;
+}

@@ -190,26 +190,10 @@ static int setup(struct supervisor *s, struct sbx_error *e)
  */
 static void proxy_ended(struct supervisor *s)
 {
-        pid_t pid = s->init.proxy.pid;
-        siginfo_t si;
-        (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->init.proxy.pidfd, NULL);
-        if (proxy_reap(&s->init.proxy, &si) == 0) {
-                (void)epoll_add(s->epfd, s->init.proxy.pidfd);
-                return;
-        }
-        _cleanup_buf_ struct buf b = {0};
-        audit_begin(&b, s->st.id, "helper_exited");
-        audit_str(&b, "helper", "proxy");
-        audit_int(&b, "pid", pid);
-        if (si.si_code == CLD_EXITED) {
-                audit_int(&b, "exit_code", si.si_status);
-                audit_str(&b, "signal", NULL);
-        } else {
-                (void)buf_puts(&b, ",\"exit_code\":null");
-                audit_str(&b, "signal", si.si_pid ? sigabbrev_np(si.si_status) : NULL);
-        }
-        audit_str(&b, "effect", "the session has no network egress from now on");
-        (void)audit_commit(s->auditfd, &b);
+        int fd = s->init.proxy.pidfd;
+        (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+        if (audit_proxy_exited(s->auditfd, s->st.id, &s->init.proxy) == 0)
+                (void)epoll_add(s->epfd, fd); /* a spurious wake-up: it still runs */
 }
 
 /* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
