@@ -2,7 +2,9 @@
 # Read-write volumes behave as the caller expects: the sandbox's root writes them, and what it
 # writes belongs on the host to the owner of the volume's directory (root-run sessions: an
 # idmapped mount that maps that owner alone to the session's uid 0), never to the session's
-# own host uid; a read-only volume stays read-only; an unprivileged caller's files are its own.
+# own host uid, and never to host root (a directory of root's stays a plain bind: the session
+# could otherwise make setuid-root files); a read-only volume stays read-only; an unprivileged
+# caller's files are its own.
 # The positive control shows that the owner check sees the old behaviour's files (owned by
 # the session's host uid), so a file of the wrong owner would be caught.
 
@@ -13,27 +15,40 @@ setup() {
         setup_sbx && setup_sbx_user
         public_dir
 }
-teardown() { teardown_sbx; }
+teardown() {
+        [ -z "${pid:-}" ] || kill "$pid" 2>/dev/null || true
+        teardown_sbx
+}
 
 # owners DIR: "uid:gid name" of every entry below DIR, sorted.
 owners() {
         find "$1" -mindepth 1 -printf '%U:%G %P\n' | sort
 }
 
-@test "root: a root-owned volume is writable by the sandbox's root; files belong to root" {
-        local vol=$pubdir/root-owned
-        mkdir "$vol"
+@test "root: a root-owned volume is never mapped to host root (no setuid-root files)" {
+        # The sandbox's root may set the setuid bit of a file it owns: on a volume mapped to
+        # host root that file would be setuid root on the host. A directory of root's is a
+        # plain bind: writable only through its bits, files of the session's own host uid.
+        local vol=$pubdir/root-owned open=$pubdir/root-world
+        mkdir "$vol" "$open"
         chmod 0755 "$vol"
-        new_session --mount "$vol:/data"
-        in_sbx 'echo hello >/data/f && mkdir /data/d && touch /data/d/g && ls -ldn /data | cut -d" " -f3,4'
-        [ "$(tail -n 1 <<<"$output")" = "0 0" ] || fail "inside, /data is owned by '$output'"
-        [ "$(owners "$vol")" = "$(printf '0:0 d\n0:0 d/g\n0:0 f')" ] ||
-                fail "on the host: $(owners "$vol")"
-        [ "$(cat "$vol/f")" = hello ]
-        # the host's other files of that owner stay theirs: chown to another id is refused
-        sbx_try exec "$sid" chown 1000 /data/f
-        [ "$status" -ne 0 ] || fail "chown inside the volume succeeded"
-        [ "$(stat -c %u "$vol/f")" = 0 ]
+        chmod 0777 "$open"
+        new_session --mount "$vol:/data" --mount "$open:/open"
+        local base
+        base=$(awk '$1 == 0 { print $2 }' "/proc/$(state_key init_pid)/uid_map")
+        sbx_try exec "$sid" touch /data/f
+        [ "$status" -ne 0 ] || fail "the session wrote a root-owned 0755 directory"
+        in_sbx 'printf "#!/bin/sh\nid\n" >/open/s && chmod 6755 /open/s'
+        [ "$(stat -c %u:%g "$open/s")" = "$base:$base" ] || fail "s: $(stat -c %u:%g "$open/s")"
+        [ -z "$(find "$vol" "$open" -uid 0 -mindepth 1)" ] || fail "host-root files made"
+        # the same for a directory of a user's with group root
+        local grp=$pubdir/group-root
+        mkdir "$grp"
+        chown 1234:0 "$grp"
+        chmod 0777 "$grp"
+        new_session --mount "$grp:/g"
+        in_sbx 'touch /g/x'
+        [ "$(stat -c %u:%g "$grp/x")" = "$base:$base" ] || fail "x: $(stat -c %u:%g "$grp/x")"
 }
 
 @test "root: a volume owned by a regular user: files belong to that user" {
@@ -84,33 +99,37 @@ owners() {
 }
 
 @test "root: a writable volume that cannot be idmapped is refused with exit 4" {
-        # sysfs has no idmapped mounts
-        sbx_expect 4 run --mount /sys/kernel/mm:/x -- true
-        [[ $stderr == *"/sys/kernel/mm"*"idmapped"*":ro"* ]] || fail "message: $stderr"
+        # procfs has no idmapped mounts; /proc/PID of a process of uid 1234 is that user's
+        setpriv --reuid 1234 --regid 1234 --clear-groups sleep 30 </dev/null >/dev/null 2>&1 &
+        pid=$!
+        wait_until 5 eval '[ "$(stat -c %u "/proc/$pid")" = 1234 ]' || fail "no process of uid 1234"
+        sbx_expect 4 run --mount "/proc/$pid:/x" -- true
+        [[ $stderr == *"/proc/$pid"*"idmapped"*":ro"* ]] || fail "message: $stderr"
         [ "$(wc -l <<<"$stderr")" -eq 1 ] || fail "more than one line: $stderr"
         # read-only, the same directory is a plain bind
-        sbx_ok run --mount /sys/kernel/mm:/x:ro -- ls /x
-        [ -n "$output" ]
+        sbx_ok run --mount "/proc/$pid:/x:ro" -- cat /x/comm
+        [ "$output" = sleep ] || fail "got '$output'"
 }
 
 @test "positive control: the owner check sees files of the session's host uid" {
-        # Without the idmapped mount, what the sandbox's root wrote belonged to the session's
-        # host uid (its map's base). A file written on the host as that uid is reported as
-        # such by the check the other tests use, so a file of the wrong owner fails them.
+        # Without the idmapped mount, what the sandbox's root writes belongs to the session's
+        # host uid (its map's base): a plain bind of a world-writable directory shows it. The
+        # check the other tests use reports it as such, so a file of the wrong owner fails them.
         local vol=$pubdir/world
         mkdir "$vol"
+        chown 1234:2345 "$vol"
         chmod 0777 "$vol"
-        new_session
+        new_session --mount "$vol:/data:ro"
         local base
         base=$(awk '$1 == 0 { print $2 }' "/proc/$(state_key init_pid)/uid_map")
         [ -n "$base" ] && [ "$base" -ne 0 ] || fail "no base uid: '$base'"
         setpriv --reuid "$base" --regid "$base" --clear-groups touch "$vol/old"
         [ "$(owners "$vol")" = "$base:$base old" ] || fail "saw: $(owners "$vol")"
-        # and the idmapped volume of the same directory (owned by root) stores root's files
+        # and the idmapped volume of the same directory stores its owner's files
         rm "$vol/old"
         new_session --mount "$vol:/data"
         in_sbx 'touch /data/new'
-        [ "$(owners "$vol")" = "0:0 new" ] || fail "saw: $(owners "$vol")"
+        [ "$(owners "$vol")" = "1234:2345 new" ] || fail "saw: $(owners "$vol")"
 }
 
 @test "user: a volume of the caller's own directory: files belong to the caller" {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Volumes of a root-run session, as the caller expects them: the sandbox's root writes a
- * volume, and what it writes belongs on the host to the owner of the volume's directory. Its
- * uid 0 is an unprivileged host uid (the session's base), which the directory's owner bits do
- * not admit, and whose files would belong to nobody the caller knows. An idmapped clone of the
+ * volume, and what it writes belongs on the host to the owner of the volume's directory, a
+ * regular user (never root: below). Its uid 0 is an unprivileged host uid (the session's
+ * base), which the directory's owner bits do not admit, and whose files would belong to nobody the caller knows. An idmapped clone of the
  * volume, keyed to a user namespace that maps exactly the directory's owner to the session's
  * base (uid and gid, one id each), shows that owner as uid 0 inside and stores what uid 0
  * writes as that owner: no other host id is reachable through it. Made by the supervisor (it
@@ -117,9 +117,16 @@ int volumes_send(const struct sbx_config *c, pid_t init, int sync_fd, struct sbx
                 const struct sbx_mount *m = &c->mounts[i];
                 /* A path that cannot be opened is the init's to report, as for any bind. */
                 _cleanup_close_ int src = root ? open(m->host, O_PATH | O_CLOEXEC) : -1;
+                struct stat st;
+                /* Never host root: the sandbox's root may set the setuid and setgid bits of
+                 * the files it owns, and a setuid-root file on the host is root for every
+                 * user who can reach it. A directory of root's (uid or gid 0) is a plain
+                 * bind, as before: what the session writes there (where the directory's
+                 * bits let it) belongs to its own host uid. */
+                bool mapped = src >= 0 && fstat(src, &st) == 0 && st.st_uid != 0 && st.st_gid != 0;
                 _cleanup_close_ int tree =
-                    src >= 0 ? idmapped_volume(m, src, base_uid, base_gid) : -1;
-                if (tree < 0 && src >= 0 && !m->read_only)
+                    mapped ? idmapped_volume(m, src, base_uid, base_gid) : -1;
+                if (tree < 0 && mapped && !m->read_only)
                         return sbx_unsupported(
                             e, -tree,
                             "failed to mount the volume '%s' writable for the sandbox's root "
