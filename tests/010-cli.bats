@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The command line as SPEC.md fixes it: help, version, usage errors (exit 2, one line
+# The command line as sbx(1) fixes it: help, version, usage errors (exit 2, one line
 # "sbx: ..." plus "Try 'sbx --help'"), every command's --help, and the --json error document.
 
 load helpers
@@ -121,7 +121,7 @@ assert_json_error() {
         assert_usage_error
 }
 
-@test "create --help documents every create option of SPEC.md" {
+@test "create --help documents every create option of sbx(1)" {
         sbx_ok create --help
         local f
         for f in --name --ttl --timeout --rootfs --image --package --read-only --workdir \
@@ -131,7 +131,7 @@ assert_json_error() {
         done
 }
 
-@test "exec --help documents every exec option of SPEC.md" {
+@test "exec --help documents every exec option of sbx(1)" {
         sbx_ok exec --help
         local f
         for f in -t --timeout -w --workdir -e --env -i --interactive -T --tty --max-output --json; do

@@ -1,11 +1,11 @@
 #!/usr/bin/env bats
 # sandbox.ini layers and SBX_* variables, observed as a user sees them: through
 # `sbx create --json` (ttl_seconds) and inside the session (hostname, workdir, env).
-# Precedence (SPEC.md): flag > SBX_* > --config FILE > $SBX_CONFIG > ~/.config/sbx/sandbox.ini
+# Precedence: flag > SBX_* > --config FILE > $SBX_CONFIG > ~/.config/sbx/sandbox.ini
 # > /etc/sbx/sandbox.ini > built-in default. The /etc layer is host-global and is not written
 # by the suite (setup_sbx refuses to run when it exists).
 #
-# SPEC.md names the variables SBX_CONFIG and SBX_VOLUME_MOUNTS; for the other keys the
+# sbx(1) names the variables SBX_CONFIG and SBX_VOLUME_MOUNTS; for the other keys the
 # suite uses SBX_ + the ini key in upper case (SBX_TTL, SBX_HOSTNAME).
 
 load helpers

@@ -3,7 +3,7 @@
 # supervisor, a failed create; ids and names are validated before they touch a path.
 #
 # Exit code of a syntactically invalid id (`../../x`, `sb_../x`, uppercase, wrong length):
-# SPEC.md says such a string "is rejected before it touches the filesystem", and its exit
+# sbx(1) says such a string "is rejected before it touches the filesystem", and its exit
 # code 3 is "no such session: never existed, expired, or destroyed". A string that can be
 # neither an id nor a name names a session that never existed, so it is exit 3 (JSON code
 # session_not_found), the same as a well-formed id that names nothing: a caller learns "no

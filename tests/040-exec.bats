@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# exec as SPEC.md says: argv, exit codes, streams, --json, -w -e -i -T --max-output, the
+# exec as sbx(1) says: argv, exit codes, streams, --json, -w -e -i -T --max-output, the
 # timeout that kills everything the command started, background processes, a killed client,
 # concurrent execs, and run.
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Seccomp profiles (HARDENING.md default 5 and the escapes it answers), tried from inside real
+# Seccomp profiles (docs/SECURITY.md, "Seccomp"), tried from inside real
 # sessions with the static probe of tests/probe.c, which makes one raw syscall and prints
 # "NAME: ok" or "NAME: errno=ENAME (...)":
 # - nested user namespaces, setns, namespace flags of clone; clone3 gives ENOSYS;
@@ -145,7 +145,7 @@ run_probes() {
         [ ${#bad[@]} -eq 0 ] || fail "seccomp '$profile':" "${bad[@]}"
 }
 
-@test "default: every escape probe is refused with the errno of HARDENING.md" {
+@test "default: every escape probe is refused with the errno of docs/SECURITY.md" {
         run_probes default "$default_expect"
 }
 

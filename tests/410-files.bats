@@ -1,9 +1,9 @@
 #!/usr/bin/env bats
 # The file commands (ls read write edit glob grep) against a live session, to the letter of
-# SPEC.md "File commands": every format rule and message, paging, the caps, CRLF, text
+# sbx(1), "File commands": every format rule and message, paging, the caps, CRLF, text
 # detection, the three grep modes, and every error path with its exit code and JSON code.
 # Fixtures are made inside the session with exec; expected bytes are made on the host and
-# compared byte for byte where SPEC.md fixes the format.
+# compared byte for byte where sbx(1) fixes the format.
 
 load helpers
 setup() {
@@ -30,7 +30,7 @@ sbx_raw() {
 # same_bytes GOT WANT: the two files are identical (shows a byte diff when not).
 same_bytes() {
         cmp -s "$1" "$2" && return 0
-        fail "output differs from what SPEC.md gives (< got, > want):" \
+        fail "output differs from what sbx(1) gives (< got, > want):" \
                 "$(diff <(od -An -c "$1") <(od -An -c "$2") | head -n 20)"
 }
 
@@ -58,7 +58,7 @@ json_error() {
 }
 
 # human_names CODE PATH: the last sbx call exited CODE, printed nothing on stdout, and said
-# why on stderr as "sbx: ..." naming PATH (SPEC.md fixes the code, not these messages).
+# why on stderr as "sbx: ..." naming PATH (sbx(1) fixes the code, not these messages).
 human_names() {
         [ "$status" -eq "$1" ] || fail "exit $status, want $1"
         [ -z "$output" ] || fail "stdout is not empty on an error: $output"

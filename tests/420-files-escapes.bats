@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
-# The file commands must never reach a host file the session cannot reach (SPEC.md "File
-# commands", issue 4 item 2, HARDENING.md "docker cp CVE-2018-15664"). Every escape shape is
+# The file commands must never reach a host file the session cannot reach (sbx(1), "File
+# commands", issue 4 item 2, docker cp CVE-2018-15664). Every escape shape is
 # prepared from inside a real session (sbx exec) and then tried with ls/read/write/edit/glob/
 # grep against host canaries the test makes OUTSIDE the session (in a world-readable,
 # world-writable directory of /tmp and at the host's /, so that only the confinement, not

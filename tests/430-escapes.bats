@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # Escape attempts that must fail, tried from inside real sessions: one test per row of
-# HARDENING.md "Escapes to design against", then the classic container-escape checks
+# docs/SECURITY.md, "Boundaries", then the classic container-escape checks
 # (setuid binaries, /proc/sys, raw sockets, mount, mknod, other sessions, /dev, /sys,
 # cgroupfs). Where a boundary has two layers (seccomp and the kernel's own checks), the
 # attempt is also made with --seccomp unconfined, so that the second layer is shown to hold
@@ -43,7 +43,7 @@ probe_is() {
         esac
 }
 
-# ---- HARDENING.md rows ----------------------------------------------------------------------
+# ---- the escapes of docs/SECURITY.md -------------------------------------------------------------
 
 # Inside: a watcher loops over every process whose comm starts with "sbx" (the session init
 # and every joining sbx process: the per-exec reaper, the fork that joins, the file-command

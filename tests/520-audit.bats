@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# The audit log (SPEC.md, "Lifetime guarantees"; docs/DESIGN.md, "Audit log"): JSON Lines,
+# The audit log (docs/CONTRACT.md, "Lifetime"; docs/DESIGN.md, "Audit log"): JSON Lines,
 # one record per event: create with the effective boundaries, warnings, every exec, every
 # write/edit, and the end with its reason. `sbx log ID` prints it (`--json`: one array).
 # With [audit] dir set the log is kept there (0600) after the session ends.

@@ -161,7 +161,7 @@ _expect() {
         fi
 }
 
-# _try CMD...: like _expect, without asserting the exit status (for cases where SPEC.md
+# _try CMD...: like _expect, without asserting the exit status (for cases where sbx(1)
 # fixes only "fails", not the code).
 _try() {
         _expect any "$@"
@@ -184,7 +184,7 @@ sbx_ok() {
         sbx_expect 0 "$@"
 }
 
-# is_id STRING: a session id as SPEC.md defines it.
+# is_id STRING: a session id as sbx(1) defines it.
 is_id() {
         [[ $1 =~ ^sb_[a-z0-9]{16}$ ]]
 }

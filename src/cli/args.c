@@ -7,7 +7,7 @@
 #include "../image/image.h"
 #include "../launch/audit_create.h"
 #include "../launch/mount_guard.h"
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "progress.h"
 
 /* Order matters: option ids are OPT_CREATE_FIRST + index. */

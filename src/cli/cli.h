@@ -8,8 +8,8 @@
 
 #include <stdbool.h>
 
-#include "../shared/buf.h"
-#include "../shared/error.h"
+#include "shared/buf.h"
+#include "shared/error.h"
 
 struct cli {
         bool json;               /* --json: exactly one JSON document on stdout */

@@ -17,8 +17,8 @@
 #include "../launch/limits.h"
 #include "../net/proxy.h"
 #include "../sandbox/seccomp.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "args.h"
 
 struct feature {

@@ -5,7 +5,7 @@
 
 #include "../launch/launch.h"
 #include "../session/id.h"
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "args.h"
 
 static const struct option cp_options[] = {

@@ -4,7 +4,7 @@
 
 #include "../launch/launch.h"
 #include "../launch/limits.h"
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "args.h"
 #include "provision.h"
 #include "session_json.h"

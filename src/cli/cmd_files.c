@@ -19,8 +19,8 @@
 
 #include "../launch/confined.h"
 #include "../ops/ops.h"
-#include "../shared/escape.h"
-#include "../shared/util.h"
+#include "shared/escape.h"
+#include "shared/util.h"
 #include "args.h"
 
 enum {

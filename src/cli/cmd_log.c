@@ -10,8 +10,8 @@
 
 #include "../session/audit.h"
 #include "../session/runtime.h"
-#include "../shared/escape.h"
-#include "../shared/util.h"
+#include "shared/escape.h"
+#include "shared/util.h"
 #include "args.h"
 
 static const struct option log_options[] = {

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "args.h"
 #include "mcp.h"
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "../launch/launch.h"
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "args.h"
 
 static const struct option net_options[] = {

@@ -3,7 +3,7 @@
 #include <stdio.h>
 
 #include "../launch/launch.h"
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "args.h"
 
 static const struct option pause_options[] = {

@@ -12,8 +12,8 @@
 #include "../launch/limits.h"
 #include "../net/proxy.h"
 #include "../session/audit.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "args.h"
 #include "provision.h"
 

@@ -11,8 +11,8 @@
 
 #include "../launch/launch.h"
 #include "../session/runtime.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "args.h"
 #include "session_json.h"
 

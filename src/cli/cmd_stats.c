@@ -10,7 +10,7 @@
 #include <time.h>
 
 #include "../launch/launch.h"
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "args.h"
 
 enum { OPT_WATCH = OPT_CREATE_FIRST };

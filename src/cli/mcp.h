@@ -23,7 +23,7 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
-#include "../shared/buf.h"
+#include "shared/buf.h"
 #include "tools.h"
 
 #define MCP_MAX_LINE (4u << 20)    /* a longer request is refused (-32600) */

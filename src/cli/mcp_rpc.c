@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "sbx-config.h"
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "mcp.h"
 
 enum {

@@ -14,9 +14,9 @@
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
-#include "../shared/error.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
+#include "shared/error.h"
 #include "mcp.h"
 
 extern char **environ;

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../shared/escape.h"
-#include "../shared/util.h"
+#include "shared/escape.h"
+#include "shared/util.h"
 #include "cli.h"
 
 void cli_message(const char *prefix, const char *msg)

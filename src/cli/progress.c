@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "progress.h"
 
 void cli_human_size(uint64_t n, char out[16])

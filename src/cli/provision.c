@@ -12,8 +12,8 @@
 #include <sys/time.h>
 
 #include "../session/runtime.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 
 #define PROVISION_MAX_OUTPUT (1u << 20)
 

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../shared/buf.h"
+#include "shared/buf.h"
 
 enum tool_type { TOOL_STRING, TOOL_INTEGER, TOOL_BOOLEAN, TOOL_STRING_ARRAY };
 

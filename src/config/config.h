@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The effective options of a session: built-in defaults, then sandbox.ini files, then SBX_*
- * environment variables, then command-line flags (SPEC.md "Precedence"). Parsing is pure:
+ * environment variables, then command-line flags (sandbox.ini(5), PRECEDENCE). Parsing is pure:
  * nothing here touches a session or prints; errors go into struct sbx_error (exit 2).
  */
 #pragma once
@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../shared/error.h"
+#include "shared/error.h"
 
 enum sbx_net_mode { SBX_NET_NONE = 0, SBX_NET_HOST, SBX_NET_PROXY };
 enum sbx_seccomp_profile { SBX_SECCOMP_DEFAULT = 0, SBX_SECCOMP_STRICT, SBX_SECCOMP_UNCONFINED };

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "archive_lib.h"
 
 static const struct {

@@ -11,7 +11,7 @@
 #include <archive.h>
 #include <archive_entry.h>
 
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* The soname sbx is built against (libarchive's ABI has been 13 since 3.0, 2011). */
 #define ARCHIVE_LIB_SONAME "libarchive.so.13"

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "curl_lib.h"
 
 static const struct {

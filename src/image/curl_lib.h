@@ -11,7 +11,7 @@
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* The soname sbx is built against (libcurl's ABI has been 4 since 7.16, 2006). */
 #define CURL_LIB_SONAME "libcurl.so.4"

@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../shared/buf.h"
+#include "shared/buf.h"
 #include "image.h"
 
 /* ---- digest.c: sha256 (nettle) ---- */

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "../config/config.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* Bounds of one import (all layers together), documented in sbx.1. */
 /* logical bytes of every entry of one import, unless SBX_IMAGE_MAX_SIZE says otherwise */

@@ -18,8 +18,8 @@
 
 #include "../config/config-internal.h"
 #include "../config/config.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "image-internal.h"
 
 int image_ref_split(const char *ref, char **ret_name, char **ret_tag)

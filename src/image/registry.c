@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "../config/config-internal.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "curl_lib.h"
 #include "image-internal.h"
 #include "registry.h"

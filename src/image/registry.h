@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../shared/buf.h"
-#include "../shared/error.h"
+#include "shared/buf.h"
+#include "shared/error.h"
 #include "image.h"
 
 /* A reference split as docker does: "python:3.12" is docker.io/library/python:3.12. */

@@ -17,9 +17,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "archive_lib.h"
 #include "image-internal.h"
 

@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "image-internal.h"
 
 int strv_add(char ***v, char *s)

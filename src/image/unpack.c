@@ -24,7 +24,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "archive_lib.h"
 #include "image-internal.h"
 

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "image-internal.h"
 
 /* The image's Env first: [env] and --env come after it and so override it. */

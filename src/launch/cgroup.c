@@ -12,8 +12,8 @@
 #include <sys/statfs.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "cgroup-internal.h"
 
 const char *const cg_ctrl_names[CG_NCTRL] = {"memory", "pids", "cpu"};

@@ -17,7 +17,7 @@
 
 #include "../config/config.h"
 #include "../session/state.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 
 enum cg_ctrl { CG_MEMORY, CG_PIDS, CG_CPU, CG_NCTRL };
 extern const char *const cg_ctrl_names[CG_NCTRL];

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "cgroup-internal.h"
 
 _printf_(2, 3) static void set_detail(struct cgroup_check *out, const char *fmt, ...)

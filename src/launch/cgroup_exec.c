@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "cgroup-internal.h"
 
 /*

@@ -12,8 +12,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "cgroup-internal.h"
 
 #define FREEZE_WAIT_MS 5000

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "cgroup-internal.h"
 
 /* A file holding one number, or "max" (*ret UINT64_MAX). */

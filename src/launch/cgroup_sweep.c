@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "../session/id.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "cgroup-internal.h"
 
 #define SWEEP_MIN_AGE_SEC 60

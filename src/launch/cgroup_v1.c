@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "cgroup-internal.h"
 
 static int set_u64(const char *dir, const char *file, uint64_t v, struct sbx_error *e)

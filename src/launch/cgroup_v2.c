@@ -20,8 +20,8 @@
 #include <unistd.h>
 
 #include "../session/id.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "cgroup-internal.h"
 
 #define SUPERVISOR_LEAF "sbx-supervisor"

@@ -15,9 +15,9 @@
 
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
-#include "../shared/macros.h"
-#include "../shared/proctitle.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/proctitle.h"
+#include "shared/util.h"
 #include "cgroup.h"
 #include "confined.h"
 #include "../session/audit.h"

@@ -11,8 +11,8 @@
 
 #include <stdint.h>
 
-#include "../shared/buf.h"
-#include "../shared/error.h"
+#include "shared/buf.h"
+#include "shared/error.h"
 
 typedef int (*confined_fn)(void *arg, struct buf *out, struct sbx_error *e);
 

@@ -5,7 +5,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "launch.h"
 
 int control_connect(int sessfd, struct sbx_error *e)

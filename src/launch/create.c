@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include "../session/runtime.h"
-#include "../shared/macros.h"
-#include "../shared/sync.h"
+#include "shared/macros.h"
+#include "shared/sync.h"
 #include "cgroup.h"
 #include "launch.h"
 

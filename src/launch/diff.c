@@ -13,8 +13,8 @@
 
 #include "../ops/layerdiff.h"
 #include "../session/runtime.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "launch.h"
 
 int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struct sbx_error *e)

@@ -10,7 +10,7 @@
 
 #include "../session/audit.h"
 #include "../session/runtime.h"
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "cgroup.h"
 #include "launch.h"
 #include "session_ref.h"

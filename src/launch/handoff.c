@@ -8,9 +8,9 @@
 #include <unistd.h>
 
 #include "../sandbox/exec_wire.h"
-#include "../shared/macros.h"
-#include "../shared/sync.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/sync.h"
+#include "shared/util.h"
 #include "cgroup.h"
 #include "join.h"
 #include "launch.h"

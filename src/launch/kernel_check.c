@@ -22,9 +22,9 @@
 #include <unistd.h>
 
 #include "../sandbox/seccomp.h"
-#include "../shared/macros.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 
 _printf_(2, 3) static void set(struct kernel_check *out, const char *fmt, ...)
 {

@@ -9,8 +9,8 @@
 #include "../config/config.h"
 #include "../net/proxy.h"
 #include "../session/state.h"
-#include "../shared/buf.h"
-#include "../shared/error.h"
+#include "shared/buf.h"
+#include "shared/error.h"
 #include "uidrange.h"
 #include "cgroup.h"
 

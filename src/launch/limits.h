@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../shared/buf.h"
+#include "shared/buf.h"
 #include "cgroup.h"
 
 struct limits_report {

@@ -9,7 +9,7 @@
 
 #include "../image/image.h"
 #include "../session/runtime.h"
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 /*
  * path made canonical although it may not exist yet (the runtime dir is made on first use):

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "../config/config.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* 0, or exit 2 ("usage") naming the mount and what it would expose. */
 int mount_guard_check(const struct sbx_config *c, struct sbx_error *e);

@@ -15,7 +15,7 @@
 #include "../net/proxy.h"
 #include "../session/audit.h"
 #include "../session/runtime.h"
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "launch.h"
 
 #define NET_MAX_ENTRIES 256

@@ -10,7 +10,7 @@
 #include <sys/time.h>
 
 #include "../session/runtime.h"
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "launch.h"
 
 int session_pause(const char *id_or_name, bool pause, struct sbx_error *e)

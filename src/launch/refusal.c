@@ -12,8 +12,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "kernel_check-internal.h"
 #include "kernel_check.h"
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* "CAUSE; fix: FIX" into out; false (out empty) when none of the known causes is found.
  * overlay: the session needs an overlay of its base (not --read-only). */

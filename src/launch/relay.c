@@ -16,9 +16,9 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "join.h"
 
 struct relay {

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "../session/state.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 #include "launch.h"
 
 /* A live session held for the duration of one command (marks it busy for the TTL). */

@@ -17,8 +17,8 @@
 
 #include "../session/audit.h"
 #include "../session/runtime.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "cgroup.h"
 #include "launch.h"
 #include "session_ref.h"

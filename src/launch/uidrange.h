@@ -20,7 +20,7 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 
 #define UIDRANGE_POOL_START 0x40000000u
 #define UIDRANGE_SLOT_SIZE 0x20000u

@@ -21,10 +21,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/sync.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/sync.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "launch.h"
 
 /* The first host id of a "0 <host> <count>" map line in /proc/<pid>/<file>. */

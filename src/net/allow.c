@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 void allow_list_free(struct allow_list *l)
 {

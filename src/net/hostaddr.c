@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "proxy-internal.h"
 
 /* The host's own addresses are read again when older than this. */

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../shared/buf.h"
+#include "shared/buf.h"
 
 /* The longest request head the proxy reads (request line and headers). */
 #define HTTP_HEAD_MAX 16384

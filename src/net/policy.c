@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../shared/buf.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/buf.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "proxy.h"
 
 static int read_exact(int fd, void *p, size_t n)

@@ -25,9 +25,9 @@
 #include <unistd.h>
 
 #include "../session/audit.h"
-#include "../shared/buf.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/buf.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "budget.h"
 #include "http.h"
 #include "proxy-internal.h"

@@ -11,7 +11,7 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 #include "allow.h"
 
 #define PROXY_PORT 3128

@@ -18,10 +18,10 @@
 
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
-#include "../shared/macros.h"
-#include "../shared/sync.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/sync.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "proxy.h"
 
 #ifndef P_PIDFD

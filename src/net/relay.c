@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "proxy-internal.h"
 
 #define PIPE_SIZE (256 * 1024) /* relaying: per direction (64 KiB for 100 MB/s less) */

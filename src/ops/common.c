@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../shared/escape.h"
+#include "shared/escape.h"
 #include "ops.h"
 #include "walk.h"
 

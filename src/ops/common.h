@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "../shared/buf.h"
-#include "../shared/error.h"
+#include "shared/buf.h"
+#include "shared/error.h"
 
 /*
  * Fail with exit 1 and the code ops.h maps errnum to; ": strerror(errnum)" is appended.

@@ -11,8 +11,8 @@
 
 #include <stdint.h>
 
-#include "../shared/buf.h"
-#include "../shared/error.h"
+#include "shared/buf.h"
+#include "shared/error.h"
 
 /* The most a copy moves at once (it goes through memory); the session's disk bounds it too. */
 #define CP_MAX_BYTES (64u << 20)

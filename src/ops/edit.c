@@ -6,7 +6,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "common.h"
 #include "ops.h"
 

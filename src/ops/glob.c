@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../shared/escape.h"
+#include "shared/escape.h"
 #include "common.h"
 #include "globmatch.h"
 #include "ops.h"

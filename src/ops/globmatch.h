@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 #define GLOB_MAX_PATTERN 4096u
 #define GLOB_MAX_POSITIONS 65536u

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "../shared/buf.h"
+#include "shared/buf.h"
 #include "ops.h"
 
 struct grep_matcher {

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../shared/escape.h"
+#include "shared/escape.h"
 #include "grep.h"
 
 #define GREP_BUF_INIT (1u << 20)

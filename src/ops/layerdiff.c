@@ -12,7 +12,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 #define MAX_DEPTH LAYERDIFF_MAX_DEPTH
 

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../shared/buf.h"
+#include "shared/buf.h"
 
 /* How many entries the base snapshot may hold (the generated base has about a hundred). */
 #define LAYERDIFF_SNAPSHOT_MAX 4096

@@ -30,7 +30,7 @@
  * Bad patterns, an empty OLD and bad numbers are usage errors (exit 2, "usage"); the CLI
  * checks them before joining the session with ops_glob_validate()/ops_grep_validate().
  *
- * Decisions where SPEC.md is silent (the man page and the bats tests follow these):
+ * Decisions of sbx's own (the man page and the bats tests follow these):
  *  - Absolute paths in output (JSON "path", glob and grep lines) are the cwd (getcwd() in
  *    the session: the workdir) joined with the path given, normalised lexically ("." and
  *    ".." folded, duplicate and trailing slashes removed).
@@ -94,8 +94,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../shared/buf.h"
-#include "../shared/error.h"
+#include "shared/buf.h"
+#include "shared/error.h"
 
 #define OPS_TEXT_PROBE 8192u /* bytes checked for "is this text" */
 #define OPS_READ_DEFAULT_LIMIT 2000u

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../shared/escape.h"
-#include "../shared/util.h"
+#include "shared/escape.h"
+#include "shared/util.h"
 #include "common.h"
 #include "ops.h"
 

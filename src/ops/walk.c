@@ -6,8 +6,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../shared/buf.h"
-#include "../shared/macros.h"
+#include "shared/buf.h"
+#include "shared/macros.h"
 
 #define WALK_LISTING_MAX (64u << 20) /* bytes of names one directory listing may hold */
 

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../shared/util.h"
+#include "shared/util.h"
 #include "common.h"
 #include "ops.h"
 

@@ -6,7 +6,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "mounts.h"
 #include "rootfs.h"
 

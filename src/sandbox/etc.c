@@ -9,8 +9,8 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "../shared/buf.h"
-#include "../shared/util.h"
+#include "shared/buf.h"
+#include "shared/util.h"
 #include "mounts.h"
 #include "rootfs.h"
 #include "sandbox.h"

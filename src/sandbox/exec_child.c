@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The last process before the payload. Its setup is an ordered checklist (STYLE.md 7):
+ * The last process before the payload. Its setup is an ordered checklist:
  * capabilities are dropped before seccomp, and seccomp is the last step before execve.
  */
 #include <fcntl.h>
@@ -11,9 +11,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "sandbox.h"
 #include "seccomp.h"
 

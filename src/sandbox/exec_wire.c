@@ -8,7 +8,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 #define WIRE_MAGIC 0x73627831u /* "sbx1" */
 

@@ -17,10 +17,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
-#include "../shared/proctitle.h"
-#include "../shared/sync.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/proctitle.h"
+#include "shared/sync.h"
+#include "shared/util.h"
 #include "rootfs.h"
 #include "sandbox.h"
 

@@ -14,10 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../shared/proctitle.h"
-#include "../shared/sync.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/proctitle.h"
+#include "shared/sync.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "rootfs.h"
 #include "sandbox.h"
 #include "seccomp.h"

@@ -6,7 +6,7 @@
 
 #include "mounts.h"
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 /* Open or create one path component below dirfd, never following a symlink. */
 static int open_component(int dirfd, const char *name, bool is_dir, bool create)

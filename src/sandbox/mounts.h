@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* Mount attribute sets used throughout. */
 #define MNT_SECURE (MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV)

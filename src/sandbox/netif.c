@@ -9,7 +9,7 @@
 
 #include <linux/sockios.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "sandbox.h"
 
 /* Bring up lo in the current network namespace; *ret_nsfd (when not NULL) gets an fd of it. */

@@ -2,7 +2,7 @@
 /*
  * /proc of the session's pid namespace, with Docker's masked and read-only paths, and the
  * per-user kernel object limits of the session's user namespace, opened before /proc/sys is
- * made read-only (HARDENING.md defaults 3 and 6) and written by the init last (rootfs.h).
+ * made read-only (docs/SECURITY.md, "/proc, /dev, /sys") and written by the init last (rootfs.h).
  */
 #include <assert.h>
 #include <fcntl.h>
@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <sys/vfs.h>
 
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "mounts.h"
 #include "rootfs.h"
 

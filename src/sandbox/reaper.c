@@ -10,10 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../shared/proctitle.h"
-#include "../shared/sync.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/proctitle.h"
+#include "shared/sync.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "reaper.h"
 
 static void report(int fd, const struct exec_report *r)

@@ -13,8 +13,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../shared/error.h"
-#include "../shared/macros.h"
+#include "shared/error.h"
+#include "shared/macros.h"
 
 /* B -> client over the status socket. */
 enum { REPORT_EXIT = 1, REPORT_EXEC_ERROR = 2 };

@@ -7,9 +7,9 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 
-#include "../shared/macros.h"
-#include "../shared/syscalls.h"
-#include "../shared/sync.h"
+#include "shared/macros.h"
+#include "shared/syscalls.h"
+#include "shared/sync.h"
 #include "mounts.h"
 #include "sandbox.h"
 

@@ -6,7 +6,7 @@
 #pragma once
 
 #include "../config/config.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* Host-side sources, opened while the init still has the caller's own file access rights. */
 struct rootfs_sources {

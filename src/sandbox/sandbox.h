@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* Bring up lo in the current network namespace. */
 int netif_loopback_up(struct sbx_error *e);

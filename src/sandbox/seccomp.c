@@ -18,7 +18,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "seccomp_bpf.h"
 
 static int load_failed(enum sbx_seccomp_profile p, int err, struct sbx_error *e)

@@ -8,7 +8,7 @@
 #pragma once
 
 #include "../config/config.h"
-#include "../shared/error.h"
+#include "shared/error.h"
 
 /* Load the filter for profile p. SBX_SECCOMP_UNCONFINED loads nothing and returns 0. */
 int seccomp_apply(enum sbx_seccomp_profile p, struct sbx_error *e);

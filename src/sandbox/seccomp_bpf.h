@@ -8,7 +8,7 @@
 #include <linux/filter.h>
 #include <stddef.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 struct seccomp_bpf_prog {
         const struct sock_filter *insns;

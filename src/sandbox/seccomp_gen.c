@@ -13,7 +13,7 @@
  * fails. A deny list is only as good as the kernel it was written for: Flatpak's missed the
  * new mount API (CVE-2021-41133), and the kernel keeps adding syscalls (open_tree_attr,
  * listmount, file_setattr...) that a deny list written today would let through tomorrow. The
- * syscalls we refuse on purpose (HARDENING.md) get an explicit EPERM, or ENOSYS where libc
+ * syscalls we refuse on purpose (docs/SECURITY.md) get an explicit EPERM, or ENOSYS where libc
  * must fall back (clone3, io_uring); anything not listed, including every syscall newer than
  * this libseccomp knows, gets ENOSYS, which is what libc expects from a kernel that lacks a
  * syscall (Docker's EPERM default broke glibc's faccessat2 fallback for exactly this reason).
@@ -54,7 +54,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 #include "seccomp_tables.h"
 
 #ifndef CLONE_NEWTIME

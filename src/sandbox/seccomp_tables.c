@@ -3,7 +3,7 @@
  * What the seccomp profiles allow and refuse, by name (libseccomp resolves the numbers).
  *
  * `default` allows what Docker's default profile allows to a container without extra
- * capabilities, minus what HARDENING.md removes (io_uring, ptrace and process_vm_*, the clock
+ * capabilities, minus what docs/SECURITY.md refuses (io_uring, ptrace and process_vm_*, the clock
  * setters); `strict` allows the subset a shell, coreutils, python3, gcc and git need, found by
  * running them under strace. Names that do not exist on the build's architecture are skipped
  * by seccomp.c, so one table serves x86_64 and aarch64.
@@ -16,7 +16,7 @@
 
 #include <errno.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 #define D SECCOMP_IN_DEFAULT
 #define B SECCOMP_IN_BOTH
@@ -334,7 +334,7 @@ const struct seccomp_allow seccomp_allow_table[] = {
 const size_t seccomp_allow_table_len = ARRAY_SIZE(seccomp_allow_table);
 
 const struct seccomp_deny seccomp_deny_table[] = {
-    /* HARDENING.md: clone3 -> ENOSYS so libc falls back to clone, whose flags are filtered */
+    /* docs/SECURITY.md: clone3 -> ENOSYS so libc falls back to clone, whose flags are filtered */
     {"clone3", ENOSYS},
     /* io_uring submissions bypass per-syscall filtering */
     {"io_uring_setup", ENOSYS},

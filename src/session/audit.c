@@ -8,10 +8,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "../shared/buf.h"
-#include "../shared/macros.h"
-#include "../shared/syscalls.h"
-#include "../shared/util.h"
+#include "shared/buf.h"
+#include "shared/macros.h"
+#include "shared/syscalls.h"
+#include "shared/util.h"
 #include "audit.h"
 
 #define AUDIT_OPEN_FLAGS (O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY)

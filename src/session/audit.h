@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "../shared/buf.h"
+#include "shared/buf.h"
 #include "state.h"
 
 /* The longest record: the line stays one write that the kernel appends as a whole. */

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "../shared/macros.h"
+#include "shared/macros.h"
 
 int session_id_generate(char out[static SESSION_ID_LEN + 1])
 {

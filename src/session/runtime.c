@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 
 #include "../launch/cgroup.h"
-#include "../shared/macros.h"
-#include "../shared/util.h"
+#include "shared/macros.h"
+#include "shared/util.h"
 #include "audit.h"
 #include "state.h"
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../shared/error.h"
+#include "shared/error.h"
 #include "id.h"
 
 /*

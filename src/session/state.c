@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "../net/proxy.h"
-#include "../shared/buf.h"
-#include "../shared/util.h"
+#include "shared/buf.h"
+#include "shared/util.h"
 
 void session_state_free(struct session_state *s)
 {

@@ -11,8 +11,8 @@
 #include <sys/types.h>
 
 #include "../config/config.h"
-#include "../shared/buf.h"
-#include "../shared/error.h"
+#include "shared/buf.h"
+#include "shared/error.h"
 #include "id.h"
 
 #define STATE_VERSION 1

@@ -8,7 +8,7 @@
 
 #include "macros.h"
 
-/* Exit codes of SPEC.md. */
+/* Exit codes of sbx(1), EXIT STATUS. */
 enum {
         EXIT_OK = 0,
         EXIT_FAILED = 1,      /* the operation failed as asked (exists, not found, no match) */
@@ -36,7 +36,7 @@ int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, c
         _printf_(5, 6);
 
 /*
- * The SPEC.md machine code equal to c, as the static literal, or "internal" for anything else:
+ * The JSON error code (sbx(1)) equal to c, as the static literal, or "internal" for anything else:
  * codes that crossed a process boundary as text are mapped back before they are stored.
  */
 const char *sbx_error_code_canonical(const char *c);
