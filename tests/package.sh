@@ -8,7 +8,8 @@
 # 1. scripts/build-deb builds sbx_*.deb; lintian reports no error (its warnings are printed);
 # 2. apt-get installs it; the installed /usr/bin/sbx runs a sandboxed command; man finds sbx(1)
 #    and sandbox.ini(5); each shell's completion is where that shell looks; the example config
-#    is in /usr/share/doc/sbx; apt-get removes it again, leaving none of its files;
+#    is in /usr/share/doc/sbx; the AppArmor profile in /etc/apparmor.d; apt-get removes it
+#    again, leaving none of its files;
 # 3. `meson install --destdir` of BUILD-DIR (prefix /usr/local) puts the same files in the same
 #    places below its prefix as the package does below /usr.
 # Needs scripts/bootstrap --package. Without dpkg-buildpackage it prints "1..0 # SKIP".
@@ -88,6 +89,9 @@ t "completions: bash's completions dir, zsh's \$fpath, fish completes 'sbx cre'"
 [ -f /usr/share/doc/sbx/sandbox.ini.example ] &&
         grep -q '^# sandbox.ini' /usr/share/doc/sbx/sandbox.ini.example
 t "the example config is /usr/share/doc/sbx/sandbox.ini.example"
+grep -q '^profile sbx /usr/bin/sbx ' /etc/apparmor.d/sbx 2>/dev/null &&
+        grep -q 'userns' /etc/apparmor.d/sbx
+t "the AppArmor profile is /etc/apparmor.d/sbx, for /usr/bin/sbx"
 files=$(dpkg -L sbx | while read -r f; do [ -d "$f" ] || echo "$f"; done)
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq sbx >"$work/apt.log" 2>&1 && installed=false
 left=$(for f in $files; do [ ! -e "$f" ] || echo "$f"; done)
@@ -105,8 +109,11 @@ prefix=$(meson introspect "$build" --buildoptions 2>/dev/null |
 print([o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"][0])')
 meson install -C "$build" --destdir "$work/root" --no-rebuild >"$work/install.log" 2>&1
 t "meson install --destdir (prefix $prefix)" || diag <"$work/install.log"
-(cd "$work/root$prefix" 2>/dev/null && find . -type f -o -type l) | sed 's|^\./||' |
-        sort >"$work/meson.list"
+# (AppArmor reads only /etc/apparmor.d: its profile goes there whatever the prefix)
+{
+        (cd "$work/root$prefix" 2>/dev/null && find . -type f -o -type l) | sed 's|^\./||'
+        (cd "$work/root" 2>/dev/null && find etc/apparmor.d -type f 2>/dev/null)
+} | sort >"$work/meson.list"
 diff "$work/deb.list" "$work/meson.list" >"$work/diff" 2>&1
 t "meson install puts the package's files at the same places below $prefix" || diag <"$work/diff"
 
