@@ -16,12 +16,14 @@ setup() {
 }
 teardown() { teardown_sbx; }
 
-# in_userns CODE CMD...: CMD as root of a new user namespace that maps host ids 0-199999 to
-# themselves (what sbx as root needs: its session uid range), exit status asserted. The maps
-# are written from outside, as a container runtime does, so setgroups stays allowed.
+# in_userns CODE CMD...: CMD as root of a new user namespace that maps host ids 0-199999 and
+# the pool root-run sessions take their uid ranges from (0x40000000-0x6fffffff) to themselves
+# ($userns_map, when set, instead), exit status asserted. The maps are written from outside,
+# as a container runtime does, so setgroups stays allowed.
 in_userns() {
         local want=$1
         shift
+        export USERNS_MAP=${userns_map:-$'0 0 200000\n1073741824 1073741824 805306368'}
         _expect "$want" bash -c '
                 unshare -U sh -c "while [ -z \"\$(cat /proc/self/uid_map)\" ]; do sleep 0.02; done; exec \"\$@\"" _ "$@" &
                 pid=$!
@@ -30,7 +32,9 @@ in_userns() {
                         [ "$(readlink /proc/$pid/ns/user)" != "$me" ] && break
                         sleep 0.02
                 done
-                echo "0 0 200000" >/proc/$pid/uid_map && echo "0 0 200000" >/proc/$pid/gid_map
+                # one write() each (a map takes one; bash writes a line at a time)
+                cat <<<"$USERNS_MAP" >/proc/$pid/uid_map &&
+                        cat <<<"$USERNS_MAP" >/proc/$pid/gid_map
                 wait $pid' _ "$@"
 }
 
@@ -43,6 +47,14 @@ one_line_refusal() {
 @test "positive control: nested in a user namespace, sbx run and create work" {
         in_userns 0 sh -c '"$0" run -- echo nested && id=$("$0" create) && "$0" exec "$id" echo inner && "$0" destroy "$id"' "$SBX"
         [ "$output" = "$(printf 'nested\ninner')" ] || fail "$output $stderr"
+}
+
+@test "a user namespace without the ids of the uid range pool: exit 4 naming it, nothing left" {
+        userns_map='0 0 200000' in_userns 4 sh -c '"$0" create' "$SBX"
+        [ "$(printf '%s\n' "$stderr" | grep -c .)" -eq 1 ] || fail "not one line: $stderr"
+        [[ $stderr == "sbx: no host uid range for the session: this user namespace does not map the ids 1073741824 to 1879048191 "* ]] ||
+                fail "stderr: $stderr"
+        [ -z "$(ls -A "$SBX_RUNTIME_DIR" 2>/dev/null | grep '^sb_')" ] || fail "a session dir is left"
 }
 
 @test "user.max_user_namespaces = 0: create, run and check name it and the sysctl that fixes it" {

@@ -123,6 +123,60 @@ void uid_busy_mark_status(struct uid_busy *b, const char *text, size_t len)
         }
 }
 
+uint32_t uid_busy_mark_unmapped(struct uid_busy *b, const char *text, size_t len)
+{
+        struct {
+                uint64_t first, count;
+        } ext[340]; /* the kernel's limit of lines in an id map */
+        size_t n = 0;
+        const char *p = text, *end = text + len;
+        while (p < end && n < ARRAY_SIZE(ext)) {
+                const char *eol = memchr(p, '\n', (size_t)(end - p));
+                eol = eol ? eol : end;
+                uint64_t inside, outside, count;
+                const char *q = p;
+                if (take_number(&q, eol, &inside) && take_number(&q, eol, &outside) &&
+                    take_number(&q, eol, &count))
+                        ext[n].first = inside, ext[n++].count = count;
+                p = eol + 1;
+        }
+        uint32_t free_slots = 0;
+        for (uint32_t i = 0; i < UIDRANGE_SLOTS; i++) {
+                uint64_t first = UIDRANGE_POOL_START + (uint64_t)i * UIDRANGE_SLOT_SIZE;
+                bool mapped = false;
+                for (size_t k = 0; k < n && !mapped; k++)
+                        mapped = ext[k].first <= first &&
+                                 first + UIDRANGE_SLOT_SIZE <= ext[k].first + ext[k].count;
+                if (!mapped)
+                        uid_busy_mark(b, first, UIDRANGE_SLOT_SIZE);
+                free_slots += mapped && !uid_busy_test(b, i);
+        }
+        return free_slots;
+}
+
+/* The slots this process's user namespace maps whole, for uids and gids: in the initial
+ * namespace every one; nested in a container's, often none. 0, or exit 4 saying why. */
+static int mark_unmapped(struct uid_busy *b, struct sbx_error *e)
+{
+        static const char *const maps[] = {"/proc/self/uid_map", "/proc/self/gid_map"};
+        for (size_t i = 0; i < ARRAY_SIZE(maps); i++) {
+                _cleanup_buf_ struct buf text = {0};
+                _cleanup_close_ int fd = open(maps[i], O_RDONLY | O_CLOEXEC);
+                int r = fd < 0 ? negerrno() : read_all(fd, &text, 1 << 20);
+                if (r < 0)
+                        return sbx_unsupported(e, -r, "failed to read '%s'", maps[i]);
+                if (uid_busy_mark_unmapped(b, text.data, text.len) == 0)
+                        return sbx_unsupported(
+                            e, 0,
+                            "no host uid range for the session: this user namespace does not map "
+                            "the ids %u to %u that root-run sessions take their ranges from (%s); "
+                            "map them in it, or run sbx as an unprivileged user there",
+                            UIDRANGE_POOL_START,
+                            UIDRANGE_POOL_START + UIDRANGE_SLOTS * UIDRANGE_SLOT_SIZE - 1, maps[i]);
+        }
+        return 0;
+}
+
 /* A host file of ids (root's own, a symlink on some systems): a missing one lists nothing, an
  * unreadable one fails the pick. */
 static int mark_file(struct uid_busy *b, const char *path, bool subid, struct sbx_error *e)
@@ -227,7 +281,9 @@ static void unlock_slot(uint32_t first, int *fd)
 static int pick_slot(struct uid_slot *s, struct sbx_error *e)
 {
         struct uid_busy busy = {0};
-        int r = mark_file(&busy, "/etc/subuid", true, e);
+        int r = mark_unmapped(&busy, e);
+        if (r == 0)
+                r = mark_file(&busy, "/etc/subuid", true, e);
         if (r == 0)
                 r = mark_file(&busy, "/etc/subgid", true, e);
         if (r == 0)

@@ -47,6 +47,9 @@ struct uid_busy {
 /* Mark every slot that ids first .. first+count-1 touch (pure; unit-tested). */
 void uid_busy_mark(struct uid_busy *b, uint64_t first, uint64_t count);
 bool uid_busy_test(const struct uid_busy *b, uint32_t index);
+/* Mark every slot that the user namespace whose uid_map (or gid_map) text is given does not map
+ * whole: a map cannot name an id its own namespace lacks. Returns how many slots stay free. */
+uint32_t uid_busy_mark_unmapped(struct uid_busy *b, const char *text, size_t len);
 /* /etc/subuid or /etc/subgid text: "name:start:count" lines; malformed lines are skipped. */
 void uid_busy_mark_subid(struct uid_busy *b, const char *text, size_t len);
 /* /etc/passwd or /etc/group text: the third field of each line, as one id. */

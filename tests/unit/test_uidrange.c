@@ -71,9 +71,30 @@ static void test_ids_and_status(void)
         CHECK(!uid_busy_test(&b, 43) && count_busy(&b) == 4);
 }
 
+/* A nested user namespace maps only some ids: the slots it lacks (whole or in part) are taken. */
+static void test_unmapped(void)
+{
+        struct uid_busy b = {0};
+        static const char all[] = "         0          0 4294967295\n";
+        CHECK(uid_busy_mark_unmapped(&b, all, sizeof(all) - 1) == UIDRANGE_SLOTS);
+        CHECK(!uid_busy_test(&b, 0) && !uid_busy_test(&b, UIDRANGE_SLOTS - 1));
+        struct uid_busy small = {0};
+        static const char some[] = "0 0 200000\n";
+        CHECK(uid_busy_mark_unmapped(&small, some, sizeof(some) - 1) == 0);
+        CHECK(uid_busy_test(&small, 0));
+        /* exactly slot 1 and half of slot 2 mapped: slot 1 free, the others taken */
+        struct uid_busy part = {0};
+        char text[128];
+        snprintf(text, sizeof(text), "0 0 1\n%u 5000 %u\n",
+                 UIDRANGE_POOL_START + UIDRANGE_SLOT_SIZE, UIDRANGE_SLOT_SIZE + UIDRANGE_SLOT_SIZE / 2);
+        CHECK(uid_busy_mark_unmapped(&part, text, strlen(text)) == 1);
+        CHECK(uid_busy_test(&part, 0) && !uid_busy_test(&part, 1) && uid_busy_test(&part, 2));
+}
+
 int main(void)
 {
         test_mark();
+        test_unmapped();
         test_subid();
         test_ids_and_status();
         return unit_done();
