@@ -119,6 +119,11 @@ rt_listing() {
                 sbx_expect 3 connect -- "$bad"
                 sbx_expect 3 log -- "$bad"
                 sbx_expect 3 destroy -- "$bad"
+                sbx_expect 3 pause -- "$bad"
+                sbx_expect 3 resume -- "$bad"
+                sbx_expect 3 stats -- "$bad"
+                sbx_expect 3 diff -- "$bad"
+                sbx_expect 3 net -- "$bad" show
                 sbx_expect 3 destroy --force --json -- "$bad"
                 one_error session_not_found
         done

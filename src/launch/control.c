@@ -3,10 +3,39 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 
+#include "../session/id.h"
+#include "../session/runtime.h"
 #include "shared/macros.h"
 #include "launch.h"
+
+int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *ret_ctl,
+                 struct sbx_error *e)
+{
+        _cleanup_close_ int rtfd = -1;
+        int r = runtime_check_ref(id_or_name, e);
+        if (r == 0)
+                r = runtime_open(&rtfd, e);
+        if (r < 0)
+                return r;
+        char id[SESSION_ID_LEN + 1];
+        if ((r = runtime_resolve(rtfd, id_or_name, id, e)) < 0)
+                return r;
+        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
+        _cleanup_close_ int ctl = sessfd >= 0 ? control_connect(sessfd, e) : -1;
+        if (ctl < 0) {
+                e->exit_code = 0; /* a supervisor that is gone: the session has ended */
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
+                                id_or_name);
+        }
+        struct timeval tv = {.tv_sec = timeout_sec};
+        (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        *ret_sessfd = TAKE_FD(sessfd);
+        *ret_ctl = TAKE_FD(ctl);
+        return 0;
+}
 
 int control_connect(int sessfd, struct sbx_error *e)
 {

@@ -150,6 +150,14 @@ int session_cp(const char *id_or_name, const char *session_path, const char *hos
 
 /* Control requests to a session's supervisor (docs/DESIGN.md, "The supervisor"). */
 int control_connect(int sessfd, struct sbx_error *e);
+/*
+ * The session that id_or_name names, for a request to its supervisor: its directory in
+ * *ret_sessfd and a connection in *ret_ctl whose answers wait at most timeout_sec. A bad id
+ * or name is refused before anything is opened or made (exit 2); no such session, or one
+ * whose supervisor has gone, is exit 3.
+ */
+int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *ret_ctl,
+                 struct sbx_error *e);
 /* Send req, receive the reply text (NUL-terminated) and up to max_fds passed fds (the rest -1). */
 int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fds, size_t max_fds);
 

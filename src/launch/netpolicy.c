@@ -162,22 +162,10 @@ int session_net(const char *id_or_name, const char *action, const char *host, ch
                         return sbx_usage(e, "invalid host '%s': %s", host, why);
         }
         snprintf(req, sizeof(req), "NET %s%s%s", action, host ? " " : "", host ? norm : "");
-        _cleanup_close_ int rtfd = -1;
-        int r = runtime_open(&rtfd, e);
+        _cleanup_close_ int sessfd = -1, ctl = -1;
+        int r = control_open(id_or_name, 10, &sessfd, &ctl, e);
         if (r < 0)
                 return r;
-        char id[SESSION_ID_LEN + 1];
-        if ((r = runtime_resolve(rtfd, id_or_name, id, e)) < 0)
-                return r;
-        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
-        _cleanup_close_ int ctl = sessfd >= 0 ? control_connect(sessfd, e) : -1;
-        if (ctl < 0) {
-                e->exit_code = 0;
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
-                                id_or_name);
-        }
-        struct timeval tv = {.tv_sec = 10};
-        (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         _cleanup_free_ char *reply = malloc(NET_REPLY_MAX);
         if (!reply)
                 return -ENOMEM;

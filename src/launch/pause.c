@@ -15,26 +15,11 @@
 
 int session_pause(const char *id_or_name, bool pause, struct sbx_error *e)
 {
-        _cleanup_close_ int rtfd = -1;
-        int r = runtime_open(&rtfd, e);
+        /* the freeze itself is bounded (5 s); the 15 s bound a supervisor that hangs */
+        _cleanup_close_ int sessfd = -1, ctl = -1;
+        int r = control_open(id_or_name, 15, &sessfd, &ctl, e);
         if (r < 0)
                 return r;
-        char id[SESSION_ID_LEN + 1];
-        if ((r = runtime_resolve(rtfd, id_or_name, id, e)) < 0)
-                return r;
-        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
-        if (sessfd < 0)
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
-                                id_or_name);
-        _cleanup_close_ int ctl = control_connect(sessfd, e);
-        if (ctl < 0) {
-                e->exit_code = 0;
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                "no such session '%s' (it has ended)", id_or_name);
-        }
-        /* the freeze itself is bounded (5 s); this bounds a supervisor that hangs */
-        struct timeval tv = {.tv_sec = 15};
-        (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         char reply[64];
         if ((r = control_call(ctl, pause ? "PAUSE" : "RESUME", reply, sizeof(reply), NULL, 0)) < 0)
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", -r,

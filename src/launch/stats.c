@@ -99,7 +99,9 @@ static void read_net(int sessfd, const struct session_state *st, struct session_
 int session_stats_read(const char *id_or_name, struct session_stats *out, struct sbx_error *e)
 {
         _cleanup_close_ int rtfd = -1;
-        int r = runtime_open(&rtfd, e);
+        int r = runtime_check_ref(id_or_name, e); /* a bad one makes nothing */
+        if (r == 0)
+                r = runtime_open(&rtfd, e);
         if (r < 0)
                 return r;
         char id[SESSION_ID_LEN + 1];
