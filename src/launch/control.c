@@ -31,7 +31,8 @@ int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *
                                 id_or_name);
         }
         struct timeval tv = {.tv_sec = timeout_sec};
-        (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        if (timeout_sec) /* not on exec's path, which waits as long as its command runs */
+                (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         *ret_sessfd = TAKE_FD(sessfd);
         *ret_ctl = TAKE_FD(ctl);
         return 0;

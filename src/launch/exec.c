@@ -58,28 +58,14 @@ int session_ref_join(struct session_ref *s, const char *id_or_name, struct sbx_e
 int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_server,
                      struct sbx_error *e)
 {
-        _cleanup_close_ int rtfd = -1;
-        int r = runtime_check_ref(id_or_name, e);
-        if (r == 0)
-                r = runtime_open(&rtfd, e);
+        _cleanup_close_ int sessfd = -1;
+        int r = control_open(id_or_name, 0, &sessfd, &s->ctl, e);
         if (r < 0)
                 return r;
-        char id[SESSION_ID_LEN + 1];
-        if ((r = runtime_resolve(rtfd, id_or_name, id, e)) < 0)
-                return r;
-        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
-        if (sessfd < 0)
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
-                                id_or_name);
-        s->ctl = control_connect(sessfd, e);
-        if (s->ctl < 0) {
-                e->exit_code = 0;
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                "no such session '%s' (it has ended)", id_or_name);
-        }
         r = session_state_read(sessfd, &s->st);
         if (r < 0)
-                return sbx_internal(e, -r, "failed to read the state of session '%s'", id);
+                return sbx_internal(e, -r, "failed to read the state of session '%s'",
+                                    id_or_name);
         /* Fail fast: a command or helper would be born frozen and wait for the resume. */
         if (cgroup_state_frozen(&s->st) == 1)
                 return sbx_fail(e, EXIT_FAILED, "paused", 0,

@@ -153,8 +153,8 @@ int control_connect(int sessfd, struct sbx_error *e);
 /*
  * The session that id_or_name names, for a request to its supervisor: its directory in
  * *ret_sessfd and a connection in *ret_ctl whose answers wait at most timeout_sec. A bad id
- * or name is refused before anything is opened or made (exit 2); no such session, or one
- * whose supervisor has gone, is exit 3.
+ * or name is refused before anything is opened or made, as are no such session and one whose
+ * supervisor has gone: exit 3. timeout_sec 0: answers are awaited without a bound.
  */
 int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *ret_ctl,
                  struct sbx_error *e);

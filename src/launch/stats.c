@@ -98,29 +98,15 @@ static void read_net(int sessfd, const struct session_state *st, struct session_
 
 int session_stats_read(const char *id_or_name, struct session_stats *out, struct sbx_error *e)
 {
-        _cleanup_close_ int rtfd = -1;
-        int r = runtime_check_ref(id_or_name, e); /* a bad one makes nothing */
-        if (r == 0)
-                r = runtime_open(&rtfd, e);
+        _cleanup_close_ int sessfd = -1;
+        struct session_ref s = SESSION_REF_INIT;
+        int r = control_open(id_or_name, 0, &sessfd, &s.ctl, e);
         if (r < 0)
                 return r;
-        char id[SESSION_ID_LEN + 1];
-        if ((r = runtime_resolve(rtfd, id_or_name, id, e)) < 0)
-                return r;
-        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
-        if (sessfd < 0)
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
-                                id_or_name);
-        struct session_ref s = SESSION_REF_INIT;
-        s.ctl = control_connect(sessfd, e);
-        if (s.ctl < 0) {
-                e->exit_code = 0;
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                "no such session '%s' (it has ended)", id_or_name);
-        }
         if ((r = session_state_read(sessfd, &s.st)) < 0) {
                 session_ref_close(&s);
-                return sbx_internal(e, -r, "failed to read the state of session '%s'", id);
+                return sbx_internal(e, -r, "failed to read the state of session '%s'",
+                                    id_or_name);
         }
         /* the supervisor's answer proves the session alive and hands over its namespaces */
         if ((r = session_ref_join(&s, id_or_name, e)) < 0) {
