@@ -117,6 +117,11 @@ layer_gets() { grep -c "GET /v2/$1/blobs/sha256:$2" "$fx/registry.log" || true; 
         sbx_ok image pull --insecure-registry "$reg/test/again:1"
         [ "$(layer_gets test/again "$layer")" = 0 ] || fail "the shared layer was fetched again"
         [ "$(find "$store/layers" -mindepth 1 -maxdepth 1 | wc -l)" = 1 ] || fail "two copies of one layer"
+        # by digest: stored under the tag sha256-<hex>, the manifest checked against it
+        local digest
+        digest=$(skopeo inspect --tls-verify=false "docker://$reg/test/busybox:1" | jq -r .Digest)
+        sbx_ok image pull --json --insecure-registry "$reg/test/busybox@$digest"
+        [ "$(json '"\(.tag) \(.id)"')" = "sha256-${digest#sha256:} $digest" ] || fail "pull: $output"
 }
 
 @test "a multi-arch index resolves to this host's platform" {
