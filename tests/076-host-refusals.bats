@@ -10,6 +10,8 @@ load helpers
 outer_seccomp=${SBX_OUTER_SECCOMP:-}
 no_clone3=${SBX_NO_CLONE3:-}
 
+setup_file() { [ "$(id -u)" -ne 0 ] || setup_users; }
+teardown_file() { teardown_users; }
 setup() {
         [ "$(id -u)" -eq 0 ] || skip "needs root to make the refusing namespaces"
         setup_sbx
@@ -117,4 +119,20 @@ one_line_refusal() {
 @test "no_new_privs already set is no refusal: sessions work under setpriv --no-new-privs" {
         _expect 0 setpriv --no-new-privs "$SBX" run -- sh -c 'grep NoNewPrivs /proc/self/status'
         [[ $output == *"NoNewPrivs:"*1 ]] || fail "$output"
+}
+
+@test "an unprivileged user under the outer seccomp filter: the same one line, exit 4" {
+        setup_sbx_user
+        [ -x "$outer_seccomp" ] || fail "the test program is not built"
+        cp "$outer_seccomp" "$users_base/bin/outer-seccomp"
+        chmod 0755 "$users_base/bin/outer-seccomp"
+        _expect 4 runuser -u "$test_user" -- env -i PATH=/usr/bin:/bin LANG=C.UTF-8 \
+                HOME="$users_base/$test_user/$BATS_TEST_NUMBER/home" \
+                SBX_RUNTIME_DIR="$(user_rt "$test_user")" \
+                "$users_base/bin/outer-seccomp" "$user_sbx" run -- true
+        one_line_refusal "a seccomp filter around sbx (a container's profile) refuses unshare(CLONE_NEWUSER)" \
+                "run the container with --security-opt seccomp=unconfined *"
+        # positive control: the same user without the filter makes a session
+        user_sbx_expect 0 run -- echo fine
+        [ "$output" = fine ] || fail "$output"
 }
