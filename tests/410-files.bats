@@ -18,15 +18,6 @@ put() {
         sbx_ok exec -i "$sid" sh -c 'mkdir -p "$(dirname "$1")" && cat >"$1"' sh "$1"
 }
 
-# sbx_raw CODE ARGS...: "$SBX" ARGS... with its exit status asserted; its exact stdout bytes are
-# left in the file $raw ($output stays empty), stderr in $stderr.
-sbx_raw() {
-        local want=$1
-        shift
-        raw=$BATS_TEST_TMPDIR/raw.$((++raw_n))
-        _expect "$want" sh -c 'f=$1; shift; exec "$@" >"$f"' sh "$raw" "$SBX" "$@"
-}
-
 # same_bytes GOT WANT: the two files are identical (shows a byte diff when not).
 same_bytes() {
         cmp -s "$1" "$2" && return 0

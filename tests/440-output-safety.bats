@@ -19,15 +19,6 @@ setup() {
 }
 teardown() { teardown_sbx; }
 
-# sbx_raw CODE ARGS...: "$SBX" ARGS... with its exit status asserted; its exact stdout bytes
-# are left in the file $raw, stderr in $stderr.
-sbx_raw() {
-        local want=$1
-        shift
-        raw=$BATS_TEST_TMPDIR/raw.$((++raw_n))
-        _expect "$want" sh -c 'f=$1; shift; exec "$@" >"$f"' sh "$raw" "$SBX" "$@"
-}
-
 # sbx_tty CODE ARGS...: "$SBX" ARGS... with stdout on a terminal (script(1) makes one); the
 # bytes the terminal received are left in $raw (its CR LF line ends made LF).
 sbx_tty() {

@@ -179,6 +179,16 @@ sbx_expect() {
         _expect "$want" "$SBX" "$@"
 }
 
+# sbx_raw CODE ARGS...: "$SBX" ARGS... with its exit status asserted; its exact stdout bytes are
+# left in the file $raw ($output stays empty), stderr in $stderr. The caller sets raw_n=0 in
+# its setup (the files are numbered).
+sbx_raw() {
+        local want=$1
+        shift
+        raw=$BATS_TEST_TMPDIR/raw.$((++raw_n))
+        _expect "$want" sh -c 'f=$1; shift; exec "$@" >"$f"' sh "$raw" "$SBX" "$@"
+}
+
 # sbx_ok ARGS...: sbx_expect 0 ARGS...
 sbx_ok() {
         sbx_expect 0 "$@"
