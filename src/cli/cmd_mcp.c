@@ -15,7 +15,7 @@
 
 #include "shared/util.h"
 #include "args.h"
-#include "mcp.h"
+#include "mcp/mcp.h"
 
 enum { OPT_ANY_SESSION = 0x200 };
 

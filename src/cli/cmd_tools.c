@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "args.h"
-#include "tools.h"
+#include "mcp/tools.h"
 
 static const struct option tools_options[] = {
     {"json", no_argument, NULL, OPT_JSON},

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The tool table (src/cli/tools.c) and how tools/call turns arguments into an sbx command line
- * (src/cli/mcp_call.c): the schema check, and argv where no value can become an option.
+ * The tool table (src/mcp/tools.c) and how tools/call turns arguments into an sbx command line
+ * (src/mcp/mcp_call.c): the schema check, and argv where no value can become an option.
  */
 #include <json-c/json.h>
 #include <string.h>
 
-#include "cli/mcp.h"
-#include "cli/tools.h"
+#include "mcp/mcp.h"
+#include "mcp/tools.h"
 #include "unit.h"
 
 /* argv joined with '|' */

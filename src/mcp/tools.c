@@ -14,7 +14,7 @@
 #include <pthread.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cli/cli.h"
 
 #define SESSION_PATTERN "^(sb_[a-z0-9]{16}|[a-z0-9][a-z0-9_.-]{0,62})$"
 #define SESSION_DESC                                                                               \
