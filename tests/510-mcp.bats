@@ -13,8 +13,9 @@
 #  - a real MCP client, the official TypeScript SDK (tests/mcp, installed by
 #    scripts/bootstrap with npm ci), lists the tools and runs create, exec, write, read, edit,
 #    grep, glob, ls, connect and destroy end to end; failures come back as isError results;
-#    an aborted request stops its command; the sessions the server created are destroyed when
-#    the client disconnects or on SIGTERM.
+#    an aborted request stops its command; the sessions made through MCP outlive the
+#    connection (a new one reaches them), unless --destroy-on-close. More SDK cases (progress,
+#    concurrency, types, output cap, images) are in 515-mcp-sdk.bats.
 
 load helpers
 setup() { setup_sbx; }
@@ -24,11 +25,13 @@ teardown() {
         teardown_sbx
 }
 
-# mcp LINE...: pipe the lines into `sbx mcp`; its answers (one JSON a line) in $output.
+# mcp LINE...: pipe the lines into `sbx mcp --destroy-on-close` (the sessions it made end with
+# it); its answers (one JSON a line) in $output. Calls run concurrently: answers come in the
+# order the calls end, found by id.
 mcp() {
         local in=$BATS_TEST_TMPDIR/mcp.in
         printf '%s\n' "$@" >"$in"
-        _expect 0 "$SBX" mcp <"$in"
+        _expect 0 "$SBX" mcp --destroy-on-close <"$in"
 }
 
 # answer ID: the response with this id among the lines of $output.
@@ -60,7 +63,8 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
                 and .input_schema.additionalProperties == false
                 and (.input_schema.required - (.input_schema.properties | keys) == [])
                 and all(.input_schema.properties[];
-                        (.type | IN("string","integer","boolean","array"))
+                        (.type | IN("string","integer","number","boolean","array",
+                                ["integer","string"]))
                         and (.description | length > 10)
                         and (if .type == "array" then .items.type == "string" else true end)))' \
                 >/dev/null || fail "a schema is malformed:" "$output"
@@ -173,7 +177,7 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 @test "mcp: an oversized line is refused (-32600) with bounded memory, then serving goes on" {
         local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/out pid hwm
         mkfifo "$fifo"
-        timeout 60 "$SBX" mcp <"$fifo" >"$out" &
+        timeout 60 "$SBX" mcp --destroy-on-close <"$fifo" >"$out" &
         pid=$! mcp_pid=$!
         exec 7>"$fifo"
         # 5 MiB in one message, then 40 MiB without any newline, then a ping
@@ -220,11 +224,13 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
                 fail "answers: $output"
 }
 
-@test "mcp: tools/call over raw JSON lines: a result, an isError result, sessions cleaned at EOF" {
-        mcp "$init" \
+@test "mcp: tools/call over raw JSON lines: a result, an isError result, sessions live on after EOF" {
+        printf '%s\n' "$init" \
                 '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"name":"raw"}}}' \
                 '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"exec","arguments":{"session":"raw","command":["sh","-c","echo $0","--"]}}}' \
-                '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read","arguments":{"session":"raw","path":"/nope"}}}'
+                '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"read","arguments":{"session":"raw","path":"/nope"}}}' \
+                >"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp <"$BATS_TEST_TMPDIR/in"
         local id
         id=$(answer 2 | jq -r .result.structuredContent.id)
         is_id "$id" || fail "create: $(answer 2)"
@@ -235,9 +241,42 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
                 "not_found"' >/dev/null || fail "read of a missing file: $(answer 4)"
         # the commands' stderr is theirs, not the client's: the server stays quiet
         [ -z "$stderr" ] || fail "sbx mcp wrote to stderr: $stderr"
-        # the server destroyed the session when its input ended
+        # the session outlives the connection (its TTL ends it), marked as made through MCP
         sbx_ok list --json
-        [ "$(json 'length')" = 0 ] || fail "sessions left after EOF: $output"
+        [ "$(json '[.[].id] | join(" ")')" = "$id" ] || fail "sessions after EOF: $output"
+        [ "$(cat "$SBX_RUNTIME_DIR/$id/origin")" = mcp ] || fail "the session is not marked"
+        # a new connection reaches it by id and by name
+        printf '%s\n' \
+                '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"exec","arguments":{"session":"raw","command":["echo","again"]}}}' \
+                '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"destroy","arguments":{"session":"'"$id"'"}}}' \
+                >"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp <"$BATS_TEST_TMPDIR/in"
+        [ "$(answer 5 | jq -r .result.structuredContent.output)" = again ] ||
+                fail "a new connection cannot use the session by name: $(answer 5)"
+        answer 6 | jq -e '.result.isError == false' >/dev/null || fail "destroy: $(answer 6)"
+        sbx_ok list --json
+        [ "$(json 'length')" = 0 ] || fail "sessions left: $output"
+}
+
+@test "mcp: --destroy-on-close destroys the connection's sessions at EOF, only those" {
+        printf '%s\n' \
+                '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"name":"old"}}}' \
+                >"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp <"$BATS_TEST_TMPDIR/in"
+        local old
+        old=$(answer 1 | jq -r .result.structuredContent.id)
+        is_id "$old" || fail "create: $output"
+        printf '%s\n' \
+                '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"name":"new"}}}' \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"exec","arguments":{"session":"old","command":["true"]}}}' \
+                >"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp --destroy-on-close <"$BATS_TEST_TMPDIR/in"
+        is_id "$(answer 1 | jq -r .result.structuredContent.id)" || fail "create: $output"
+        answer 2 | jq -e '.result.isError == false' >/dev/null || fail "exec in old: $(answer 2)"
+        # new (made on this connection) is gone; old (an earlier connection's) is not
+        sbx_ok list --json
+        [ "$(json '[.[].id] | join(" ")')" = "$old" ] || fail "sessions: $output"
+        sbx_ok destroy "$old"
 }
 
 @test "mcp: notifications/cancelled stops the running command and gets it no response" {
@@ -249,17 +288,17 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
                 '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":99}}' \
                 '{"jsonrpc":"2.0","id":4,"method":"ping"}'
         [ $((SECONDS - t0)) -lt 20 ] || fail "the cancelled sleep 60 was waited for"
-        [ "$(jq -r .id <<<"$output" | xargs)" = "1 3 4" ] || fail "answers:" "$output"
+        [ "$(jq -r .id <<<"$output" | sort | xargs)" = "1 3 4" ] || fail "answers:" "$output"
         [ "$(answer 3 | jq -r .result.structuredContent.output)" = 0 ] ||
                 fail "the cancelled command still runs: $(answer 3)"
 }
 
-@test "mcp: a client that stops reading cannot keep SIGTERM from cleaning up" {
+@test "mcp: a client that stops reading cannot keep SIGTERM from cleaning up (--destroy-on-close)" {
         local fifo=$BATS_TEST_TMPDIR/out in=$BATS_TEST_TMPDIR/in pid i
         mkfifo "$fifo" "$in"
         exec 8<>"$fifo" # held open, never read: the server's writes fill the pipe
         exec 9<>"$in"   # held open: no EOF, the client is still there
-        "$SBX" mcp <"$in" >"$fifo" &
+        "$SBX" mcp --destroy-on-close <"$in" >"$fifo" &
         pid=$! mcp_pid=$!
         {
                 echo '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create","arguments":{"name":"stuck"}}}'
@@ -294,7 +333,7 @@ _gone() {
                 '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"name":"cfg"}}}' \
                 '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"exec","arguments":{"session":"cfg","command":["hostname"]}}}' \
                 >"$BATS_TEST_TMPDIR/in"
-        _expect 0 "$SBX" mcp --config "$BATS_TEST_TMPDIR/c.ini" <"$BATS_TEST_TMPDIR/in"
+        _expect 0 "$SBX" mcp --destroy-on-close --config "$BATS_TEST_TMPDIR/c.ini" <"$BATS_TEST_TMPDIR/in"
         answer 2 | jq -e '.result.isError == false and (.result.content[0].text |
                 test("Warning: volume host path .*/missing. does not exist: skipped"))' \
                 >/dev/null || fail "no warning in the create result: $(answer 2)"
@@ -381,7 +420,7 @@ refused() {
                 "$(call 4 create '{"ttl":"0"}')" \
                 "$(call 5 create '{"pids":"65"}')" \
                 >"$BATS_TEST_TMPDIR/in"
-        SBX_PIDS=48 _expect 0 "$SBX" mcp --config "$BATS_TEST_TMPDIR/c.ini" \
+        SBX_PIDS=48 _expect 0 "$SBX" mcp --destroy-on-close --config "$BATS_TEST_TMPDIR/c.ini" \
                 <"$BATS_TEST_TMPDIR/in"
         answer 2 | jq -e '.result.isError == false and .result.structuredContent.ttl_seconds ==
                 360000' >/dev/null || fail "finite values above nothing were refused: $(answer 2)"
@@ -447,7 +486,7 @@ refused() {
 @test "mcp: a name the server used is not a way into a later session of the same name" {
         local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/out pid
         mkfifo "$fifo"
-        timeout 60 "$SBX" mcp <"$fifo" >"$out" &
+        timeout 60 "$SBX" mcp --destroy-on-close <"$fifo" >"$out" &
         pid=$! mcp_pid=$!
         exec 7>"$fifo"
         call 1 create '{"name":"work"}' >&7
@@ -503,7 +542,7 @@ client() {
         client errors
 }
 
-@test "MCP SDK client: the server's sessions are destroyed when the client disconnects" {
+@test "MCP SDK client: sessions outlive the connection; a new one uses them; --destroy-on-close" {
         client disconnect
 }
 
@@ -511,7 +550,7 @@ client() {
         client cancel
 }
 
-@test "MCP SDK client: SIGTERM stops a running command and destroys the sessions" {
+@test "MCP SDK client: SIGTERM stops a running command; the session lives on" {
         client sigterm
 }
 

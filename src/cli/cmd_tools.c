@@ -51,6 +51,10 @@ static const char *type_name(const struct tool_param *p)
                 return "boolean";
         case TOOL_STRING_ARRAY:
                 return "array of strings";
+        case TOOL_NUMBER:
+                return "number";
+        case TOOL_QUANTITY:
+                return "integer or string";
         default:
                 return "string";
         }

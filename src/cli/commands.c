@@ -163,14 +163,16 @@ const struct command sbx_commands[] = {
          "  sbx help exec\n", "--json --config --help"},
         {"tools", cmd_tools, "", "the tool definitions for a model (JSON Schema)", GLOBAL_OPTIONS,
          "  sbx tools\n  sbx tools --json | jq '.[].name'\n", "--json --config --help"},
-        {"mcp", cmd_mcp, "[--any-session]",
+        {"mcp", cmd_mcp, "[--any-session] [--destroy-on-close] [--max-output SIZE]",
          "serve the tools over the Model Context Protocol on stdio",
-         "      --any-session       let the tools act on all your sessions, not only its own\n"
+         "      --any-session       let the tools act on all your sessions, not only MCP's\n"
+         "      --destroy-on-close  destroy the sessions made on a connection when it ends\n"
+         "      --max-output SIZE   text of one result a model reads, head and tail (64K)\n"
          GLOBAL_OPTIONS,
          "  sbx mcp\n"
          "  claude mcp add sbx -- sbx mcp\n"
          "  sbx mcp --config ~/.config/sbx/agent.ini\n",
-         "--any-session --json --config --help"},
+         "--any-session --destroy-on-close --max-output --json --config --help"},
 };
 const size_t sbx_n_commands = sizeof(sbx_commands) / sizeof(sbx_commands[0]);
 

@@ -96,6 +96,44 @@ static bool string_ok(const struct tool_param *p, json_object *v, char *why, siz
         return true;
 }
 
+/* The number a string of digits (with up to 3 decimals when fraction) says, or -1. */
+static double numeric_string(json_object *v, bool fraction)
+{
+        const char *s = json_object_get_string(v);
+        size_t digits = strspn(s, "0123456789");
+        if (digits == 0 || digits > 15)
+                return -1;
+        if (s[digits] == '.' && fraction) {
+                size_t dec = strspn(s + digits + 1, "0123456789");
+                if (dec == 0 || dec > 3 || s[digits + 1 + dec])
+                        return -1;
+        } else if (s[digits]) {
+                return -1;
+        }
+        return strtod(s, NULL);
+}
+
+/* An integer at least min: a JSON integer, or a string of digits. */
+static bool integer_ok(json_object *v, long long min)
+{
+        if (json_object_is_type(v, json_type_int))
+                return json_object_get_int64(v) >= min;
+        return json_object_is_type(v, json_type_string) && numeric_string(v, false) >= (double)min;
+}
+
+/* A number at least min with at most 3 decimals (cpus): a JSON number or a string of one. */
+static bool number_ok(json_object *v, long long min)
+{
+        if (json_object_is_type(v, json_type_int))
+                return json_object_get_int64(v) >= min;
+        if (json_object_is_type(v, json_type_double)) {
+                double d = json_object_get_double(v);
+                double milli = d * 1000, whole = (double)(long long)(milli + 0.5);
+                return d >= (double)min && d <= 1e6 && milli - whole < 1e-6 && whole - milli < 1e-6;
+        }
+        return json_object_is_type(v, json_type_string) && numeric_string(v, true) >= (double)min;
+}
+
 static bool value_ok(const struct tool_param *p, json_object *v, char *why, size_t n)
 {
         switch (p->type) {
@@ -105,9 +143,22 @@ static bool value_ok(const struct tool_param *p, json_object *v, char *why, size
                 snprintf(why, n, "'%s' must be a boolean", p->name);
                 return false;
         case TOOL_INTEGER:
-                if (json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= p->minimum)
+                if (integer_ok(v, p->minimum))
                         return true;
                 snprintf(why, n, "'%s' must be an integer of at least %lld", p->name, p->minimum);
+                return false;
+        case TOOL_NUMBER:
+                if (number_ok(v, p->minimum))
+                        return true;
+                snprintf(why, n, "'%s' must be a number of at least %lld (at most 3 decimals)",
+                         p->name, p->minimum);
+                return false;
+        case TOOL_QUANTITY:
+                if (integer_ok(v, 0) ||
+                    (json_object_is_type(v, json_type_string) && string_ok(p, v, why, n)))
+                        return true;
+                if (!*why)
+                        snprintf(why, n, "'%s' must be an integer or a string", p->name);
                 return false;
         case TOOL_STRING:
                 if (json_object_is_type(v, json_type_string))
@@ -163,8 +214,12 @@ static void add_option(struct argv_b *a, const struct tool_param *p, json_object
         if (p->type == TOOL_BOOLEAN) {
                 if (json_object_get_boolean(v))
                         argv_add(a, "%s", p->flag);
-        } else if (p->type == TOOL_INTEGER) {
-                argv_add(a, "%s=%lld", p->flag, (long long)json_object_get_int64(v));
+        } else if (p->type == TOOL_INTEGER || p->type == TOOL_NUMBER || p->type == TOOL_QUANTITY) {
+                char num[64];
+                if (json_object_is_type(v, json_type_string))
+                        argv_add(a, "%s=%s", p->flag, json_object_get_string(v));
+                else if (mcp_arg_text(v, num, sizeof(num)))
+                        argv_add(a, "%s=%s", p->flag, num);
         } else if (p->type == TOOL_STRING_ARRAY) {
                 for (size_t i = 0; i < json_object_array_length(v); i++)
                         argv_add(a, "%s=%s", p->flag,
@@ -404,67 +459,135 @@ static json_object *refused(const char *code, const char *message)
 }
 
 /*
- * The server's own checks, before any command runs; 1 when *ret is the refusal. The limits
- * come first, before the schema: "unlimited" or a ttl of 0 must be a result the model reads
- * ("the operator's limit is 512M"), not a pattern mismatch. Then the schema (-EINVAL: -32602),
- * then the session, which must be one this server created (the argument becomes its id): to
- * the model another session is one that does not exist (session_not_found: create one).
+ * The checks of a call as it arrives; 1 when *ret is the refusal. The limits come first,
+ * before the schema: "unlimited" or a ttl of 0 must be a result the model reads ("the
+ * operator's limit is 512M"), not a type mismatch. Then the schema (-EINVAL: -32602).
  */
-static int server_checks(struct mcp_server *s, const struct tool *t, json_object *args,
-                         json_object **ret, char *why, size_t why_len)
+int mcp_tool_check(struct mcp_server *s, const struct tool *t, json_object *args, json_object **ret,
+                   char *why, size_t why_len)
 {
         char msg[512];
-        const char *code = "usage";
         int r = mcp_check_limits(&s->limits, t, args, msg, sizeof(msg));
-        if (r == 0 && (r = mcp_check_args(t, args, why, why_len)) < 0)
-                return r;
-        if (r == 0) {
-                code = "session_not_found";
-                r = mcp_resolve_session(s, t, args, msg, sizeof(msg));
-        }
         if (r == -EPERM) {
-                *ret = refused(code, msg);
+                *ret = refused("usage", msg);
+                return *ret ? 1 : -ENOMEM;
+        }
+        return r < 0 ? r : mcp_check_args(t, args, why, why_len);
+}
+
+/*
+ * The session, when the call starts (after the creates and destroys before it): it must be
+ * one made through MCP (the argument becomes its id); to the model another session is one
+ * that does not exist (session_not_found: create one). 1 when *ret is the refusal.
+ */
+static int session_check(struct mcp_server *s, const struct tool *t, json_object *args,
+                         json_object **ret)
+{
+        char msg[512];
+        int r = mcp_resolve_session(s, t, args, msg, sizeof(msg));
+        if (r == -EPERM) {
+                *ret = refused("session_not_found", msg);
                 return *ret ? 1 : -ENOMEM;
         }
         return r;
 }
 
-int mcp_tool_call(struct mcp_server *s, const struct tool *t, json_object *args, json_object **ret,
-                  char *why, size_t why_len)
+int mcp_tool_begin(struct mcp_server *s, struct mcp_call *c, json_object **ret)
 {
-        int r = server_checks(s, t, args, ret, why, why_len);
+        int r = session_check(s, c->tool, c->args, ret);
         if (r != 0)
-                return r < 0 ? r : 0;
-        struct mcp_run run = {0};
-        _cleanup_(mcp_argv_freep) char **argv = mcp_command_line(s, t, args, &run);
-        if (!argv)
+                return r;
+        c->argv = mcp_command_line(s, c->tool, c->args, &c->run);
+        if (!c->argv)
                 return -ENOMEM;
-        run.argv = argv;
-        r = mcp_spawn(s, &run);
-        _cleanup_buf_ struct buf out = run.out, err = run.err;
+        c->run.argv = c->argv;
+        r = mcp_run_start(&c->run);
         if (r < 0) {
-                *ret = failure("Error: failed to run sbx %s: %s", t->name, strerror(-r));
+                *ret = failure("Error: failed to run sbx %s: %s", c->tool->name, strerror(-r));
+                return *ret ? 1 : -ENOMEM;
+        }
+        return 0;
+}
+
+/* read failed with not_text: run it again with --binary, for an image. 1 when started. */
+static int retry_binary(struct mcp_call *c, json_object *o)
+{
+        json_object *err, *code, *bin;
+        if (strcmp(c->tool->name, "read") != 0 || c->binary_retry ||
+            !json_object_object_get_ex(o, "error", &err) ||
+            !json_object_object_get_ex(err, "code", &code) ||
+            strcmp(json_object_get_string(code), "not_text") != 0 ||
+            (json_object_object_get_ex(c->args, "binary", &bin) && json_object_get_boolean(bin)))
+                return 0;
+        struct mcp_run again = {.argv = c->argv};
+        size_t n = 0;
+        while (c->argv[n])
+                n++;
+        char **v = reallocarray(c->argv, n + 2, sizeof(char *));
+        if (!v)
+                return 0;
+        /* sbx read --json ... -- SESSION PATH: --binary goes before "--" (argv[2] is --json) */
+        memmove(&v[4], &v[3], (n - 2) * sizeof(char *));
+        v[3] = strdup("--binary");
+        c->argv = again.argv = v;
+        if (!v[3]) {
+                memmove(&v[3], &v[4], (n - 2) * sizeof(char *));
                 return 0;
         }
-        json_object *o = run.out_overflow ? NULL : parse_output(&out);
+        c->binary_retry = true;
+        buf_freep(&c->run.out);
+        buf_freep(&c->run.err);
+        c->run = again;
+        return mcp_run_start(&c->run) == 0 ? 1 : 0;
+}
+
+int mcp_tool_end(struct mcp_server *s, struct mcp_call *c, json_object **ret)
+{
+        const struct tool *t = c->tool;
+        struct mcp_run *run = &c->run;
+        json_object *o = run->out_overflow ? NULL : parse_output(&run->out);
         if (o)
-                mcp_track_sessions(s, t, args, o); /* also when cancelled: a create may have
-                                                      finished */
-        if (run.cancelled) {
+                mcp_track_sessions(s, t, c->args, o); /* also when cancelled: a create may have
+                                                         finished */
+        if (run->cancelled || c->cancelled) {
                 json_object_put(o);
                 return -ECANCELED;
         }
-        if (run.out_overflow)
+        json_object *bin;
+        bool binary = c->binary_retry || (strcmp(t->name, "read") == 0 &&
+                                          json_object_object_get_ex(c->args, "binary", &bin) &&
+                                          json_object_get_boolean(bin));
+        json_object *image = binary && o ? mcp_output_image(o) : NULL;
+        if (image) {
+                *ret = image;
+                json_object_put(o);
+                return 0;
+        }
+        if (c->binary_retry && !(o && json_object_object_get_ex(o, "error", NULL))) {
+                /* not an image: the answer is the first one's, not_text */
+                json_object_put(o);
+                *ret = failure("Error: failed to read '%s': not a text file, nor a PNG, JPEG, GIF "
+                               "or WebP image (not_text)",
+                               json_object_get_string(json_object_object_get(c->args, "path")));
+                return *ret ? 0 : -ENOMEM;
+        }
+        if (o && retry_binary(c, o)) {
+                json_object_put(o);
+                return 1;
+        }
+        if (run->out_overflow)
                 *ret = failure("Error: the output of %s is larger than %u MiB: ask for less "
                                "(a smaller max_output or limit, a narrower pattern or path)",
                                t->name, MCP_MAX_OUTPUT >> 20);
         else if (!o)
                 *ret = failure("Error: sbx %s ended (status %d%s) without a result", t->name,
-                               WIFEXITED(run.status) ? WEXITSTATUS(run.status)
-                                                     : 128 + WTERMSIG(run.status),
-                               run.interrupted ? ", stopped: the server is shutting down" : "");
+                               WIFEXITED(run->status) ? WEXITSTATUS(run->status)
+                                                      : 128 + WTERMSIG(run->status),
+                               run->interrupted ? ", stopped: the server is shutting down" : "");
         else
-                *ret = result_from_json(t, o, &err);
+                *ret = result_from_json(t, o, &run->err);
         json_object_put(o);
+        if (*ret)
+                mcp_output_cap(*ret, s->max_text);
         return *ret ? 0 : -ENOMEM;
 }

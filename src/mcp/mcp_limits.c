@@ -92,19 +92,15 @@ static void format_value(char *out, size_t n, enum unit u, uint64_t v)
 }
 
 /* What the model asked for, parsed as the config parses it; false when it does not parse
- * (or is not a string or integer: the schema check refuses it). */
+ * (or is not a string or number: the schema check refuses it). */
 static bool asked_value(const struct ceiling *k, json_object *v, uint64_t *ret)
 {
-        char num[32];
-        const char *text;
-        if (json_object_is_type(v, json_type_string)) {
+        char num[64];
+        const char *text = num;
+        if (json_object_is_type(v, json_type_string))
                 text = json_object_get_string(v);
-        } else if (json_object_is_type(v, json_type_int)) {
-                snprintf(num, sizeof(num), "%lld", (long long)json_object_get_int64(v));
-                text = num;
-        } else {
+        else if (!mcp_arg_text(v, num, sizeof(num)))
                 return false;
-        }
         struct sbx_config scratch;
         struct sbx_error e = {0};
         config_init_defaults(&scratch);

@@ -91,10 +91,21 @@ int mcp_send_error(struct mcp_server *s, json_object *id, int code, const char *
         return r;
 }
 
-static int send_result(struct mcp_server *s, json_object *id, json_object *result)
+int mcp_send_result(struct mcp_server *s, json_object *id, json_object *result)
 {
         json_object *m = envelope(id);
         json_object_object_add(m, "result", result);
+        int r = send_json(s, m);
+        json_object_put(m);
+        return r;
+}
+
+int mcp_send_notification(struct mcp_server *s, const char *method, json_object *params)
+{
+        json_object *m = json_object_new_object();
+        json_object_object_add(m, "jsonrpc", json_object_new_string("2.0"));
+        json_object_object_add(m, "method", json_object_new_string(method));
+        json_object_object_add(m, "params", json_object_get(params));
         int r = send_json(s, m);
         json_object_put(m);
         return r;
@@ -126,8 +137,9 @@ static json_object *initialize_result(json_object *params)
                 "Disposable, locked-down Linux sandboxes. Call create to get a session id, run "
                 "commands with exec and work on files with ls, read, write, edit, glob and grep "
                 "(all inside the session, never on the host), and destroy the session when "
-                "done. The tools act only on sessions created here, which are destroyed when "
-                "this connection ends. Limits you ask for can only be tighter than the "
+                "done. The tools act only on sessions created through MCP; a session lives "
+                "until destroy or until its TTL runs out without a connect, also after this "
+                "connection ends. Limits you ask for can only be tighter than the "
                 "operator's."));
         return res;
 }
@@ -142,7 +154,19 @@ static json_object *tools_list_result(void)
         return json_tokener_parse(b.data);
 }
 
-/* tools/call: -32602 for what the client got wrong, a result for everything else. */
+/* The progressToken of a request (params._meta.progressToken), or NULL. */
+static json_object *progress_token(json_object *params)
+{
+        json_object *meta, *tok;
+        if (!json_object_object_get_ex(params, "_meta", &meta) ||
+            !json_object_object_get_ex(meta, "progressToken", &tok))
+                return NULL;
+        return json_object_is_type(tok, json_type_string) || json_object_is_type(tok, json_type_int)
+                   ? tok
+                   : NULL;
+}
+
+/* tools/call: -32602 for what the client got wrong; the call queued (mcp_calls.c). */
 static int tools_call(struct mcp_server *s, json_object *id, json_object *params)
 {
         json_object *name, *args = NULL;
@@ -160,24 +184,30 @@ static int tools_call(struct mcp_server *s, json_object *id, json_object *params
                 return mcp_send_error(s, id, RPC_INVALID_PARAMS, msg);
         }
         json_object_object_get_ex(params, "arguments", &args);
-        json_object *empty = NULL;
-        if (!args || json_object_is_type(args, json_type_null))
-                args = empty = json_object_new_object();
-        if (!json_object_is_type(args, json_type_object))
+        if (args && !json_object_is_type(args, json_type_null) &&
+            !json_object_is_type(args, json_type_object))
                 return mcp_send_error(s, id, RPC_INVALID_PARAMS, "'arguments' must be an object");
-        char why[512] = "";
-        json_object *res = NULL;
-        s->current_id = id;
-        int r = mcp_tool_call(s, t, args, &res, why, sizeof(why));
-        s->current_id = NULL;
-        json_object_put(empty);
-        if (r == -ECANCELED)
-                return 0; /* the client no longer waits for it: no response */
-        if (r == -EINVAL)
-                return mcp_send_error(s, id, RPC_INVALID_PARAMS, why);
-        if (r < 0)
-                return mcp_send_error(s, id, RPC_INTERNAL_ERROR, strerror(-r));
-        return send_result(s, id, res);
+        /* a copy: the checks rewrite the session argument, the message is freed */
+        json_object *copy = NULL;
+        if (!args || json_object_is_type(args, json_type_null))
+                copy = json_object_new_object();
+        else if (json_object_deep_copy(args, &copy, NULL) < 0)
+                copy = NULL;
+        if (!copy)
+                return mcp_send_error(s, id, RPC_INTERNAL_ERROR, "out of memory");
+        int r = mcp_calls_add(s, id, t, copy, progress_token(params));
+        json_object_put(copy);
+        return r;
+}
+
+/* notifications/cancelled: the call it names is stopped; other notifications are ignored
+ * (initialized, and any this server does not know). */
+static void notification(struct mcp_server *s, const char *method, json_object *params)
+{
+        json_object *rid;
+        if (strcmp(method, "notifications/cancelled") == 0 &&
+            json_object_object_get_ex(params, "requestId", &rid))
+                mcp_calls_cancel(s, rid);
 }
 
 static int request(struct mcp_server *s, const char *method, json_object *id, json_object *params)
@@ -187,13 +217,13 @@ static int request(struct mcp_server *s, const char *method, json_object *id, js
                         return mcp_send_error(s, id, RPC_INVALID_PARAMS,
                                               "initialize needs params {\"protocolVersion\", "
                                               "\"capabilities\", \"clientInfo\"}");
-                return send_result(s, id, initialize_result(params));
+                return mcp_send_result(s, id, initialize_result(params));
         }
         if (strcmp(method, "ping") == 0)
-                return send_result(s, id, json_object_new_object());
+                return mcp_send_result(s, id, json_object_new_object());
         if (strcmp(method, "tools/list") == 0) {
                 json_object *res = tools_list_result();
-                return res ? send_result(s, id, res)
+                return res ? mcp_send_result(s, id, res)
                            : mcp_send_error(s, id, RPC_INTERNAL_ERROR, "out of memory");
         }
         if (strcmp(method, "tools/call") == 0)
@@ -224,19 +254,6 @@ static json_object *parse_line(const char *line, size_t len)
                 return NULL;
         }
         return o;
-}
-
-bool mcp_is_cancel_of(const char *line, size_t len, json_object *id)
-{
-        json_object *msg = parse_line(line, len), *method, *params, *rid;
-        bool yes = json_object_object_get_ex(msg, "method", &method) &&
-                   json_object_is_type(method, json_type_string) &&
-                   strcmp(json_object_get_string(method), "notifications/cancelled") == 0 &&
-                   json_object_object_get_ex(msg, "params", &params) &&
-                   json_object_object_get_ex(params, "requestId", &rid) &&
-                   json_object_equal(rid, id);
-        json_object_put(msg);
-        return yes;
 }
 
 static bool valid_id(json_object *id)
@@ -273,8 +290,8 @@ int mcp_handle_line(struct mcp_server *s, const char *line, size_t len)
                 r = mcp_send_error(s, valid_id(id) ? id : NULL, RPC_INVALID_REQUEST,
                                    "invalid request: \"method\" must be a string");
         } else if (!has_id) {
-                /* notifications: initialized; cancelled, which mcp_spawn.c acts on while the
-                 * call runs (when it is read here, that call is over) */
+                json_object_object_get_ex(msg, "params", &params);
+                notification(s, json_object_get_string(method), params);
         } else if (!valid_id(id)) {
                 r = mcp_send_error(s, NULL, RPC_INVALID_REQUEST,
                                    "invalid request: \"id\" must be a string or an integer");

@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The sessions of `sbx mcp`. The server acts on the sessions it created and on no other: the
- * user's own sessions may have been made with --mount ~/secrets or --net host, which a model
- * must not reach by guessing an id or a name. So a tool's session argument is looked up in
- * this server's table (the id create returned, or the name the model gave it) and replaced by
- * the id: a name is never resolved by sbx, where it could meet a session of the same name made
- * outside the server after the server's one ended. `sbx mcp --any-session` lets the operator
- * open all of the user's sessions to the model. The table is also what is destroyed when the
- * connection ends.
+ * The sessions of `sbx mcp`. The server acts on the sessions made through MCP and on no other:
+ * the user's own sessions may have been made with --mount ~/secrets or --net host, which a
+ * model must not reach by guessing an id or a name. A session create makes here is marked
+ * with origin "mcp" (session/origin.h) and lives by its TTL like any session, so a client that
+ * reconnects (a resumed conversation) finds it again. A tool's session argument is resolved
+ * to an id here, first in this connection's table (the id create returned, or the name the
+ * model gave it), then among the marked sessions; the id is what sbx gets, so a name never
+ * meets a session of the same name made outside MCP. `sbx mcp --any-session` lets the
+ * operator open all of the user's sessions to the model. With --destroy-on-close the
+ * connection's table is what is destroyed when it ends.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "session/origin.h"
 #include "mcp.h"
 
 static const char *str_of(json_object *o, const char *key)
@@ -49,8 +52,11 @@ int mcp_resolve_session(const struct mcp_server *s, const struct tool *t, json_o
         if (!ref)
                 return 0;
         const char *id = lookup(s, ref);
+        char marked[SESSION_ID_LEN + 1];
         if (!id && s->any_session)
                 return 0;
+        if (!id && session_origin_resolve(ref, "mcp", marked) == 0)
+                id = marked;
         if (!id) {
                 snprintf(why, n,
                          "session %.100s was not created by this MCP server (or was destroyed): "
@@ -77,6 +83,8 @@ void mcp_track_sessions(struct mcp_server *s, const struct tool *t, json_object 
                         json_object *o)
 {
         if (strcmp(t->name, "create") == 0 && str_of(o, "id")) {
+                /* a session that cannot be marked is still this connection's */
+                (void)session_origin_set(str_of(o, "id"), "mcp");
                 struct mcp_session *v =
                     reallocarray(s->sessions, s->n_sessions + 1, sizeof(struct mcp_session));
                 if (!v)
@@ -124,6 +132,11 @@ void mcp_destroy_sessions(struct mcp_server *s)
                         buf_freep(&run.err);
                 }
         }
+        mcp_forget_sessions(s);
+}
+
+void mcp_forget_sessions(struct mcp_server *s)
+{
         while (s->n_sessions > 0)
                 forget(s, s->n_sessions - 1);
         free(s->sessions);

@@ -68,124 +68,96 @@ _noreturn_ static void child(char **argv, int out, int err, const int in[3])
         _exit(EXIT_NOT_EXECUTABLE);
 }
 
-/* One output of the child, kept up to max bytes; the rest is read and dropped, so that the
- * child never blocks on a full pipe. */
-struct sink {
-        int fd;
-        struct buf *b;
-        size_t max;
-        bool *overflow;
-        bool eof;
-};
-
-/* Read what is there; sets eof at the end. 0 or -errno. */
-static int drain(struct sink *k)
+/* Read what one output of the child has, up to max bytes kept; the rest is read and dropped,
+ * so that the child never blocks on a full pipe. Closes *fd at its end. 0 or -errno. */
+static int drain(int *fd, struct buf *b, size_t max, bool *overflow)
 {
         char chunk[65536];
-        while (!k->eof) {
-                ssize_t n = read(k->fd, chunk, sizeof(chunk));
+        while (*fd >= 0) {
+                ssize_t n = read(*fd, chunk, sizeof(chunk));
                 if (n == 0)
-                        k->eof = true;
+                        closep(fd);
                 else if (n < 0)
                         return errno == EAGAIN || errno == EINTR ? 0 : -errno;
-                else if (k->b->len + (size_t)n > k->max)
-                        *k->overflow = true;
-                else if (buf_append(k->b, chunk, (size_t)n) < 0)
+                else if (b->len + (size_t)n > max)
+                        *overflow = true;
+                else if (buf_append(b, chunk, (size_t)n) < 0)
                         return -ENOMEM;
         }
         return 0;
 }
 
-/* Stop the command: SIGTERM now, SIGKILL after the grace time. */
-static void stop(pid_t pid, uint64_t *deadline)
+void mcp_run_stop(struct mcp_run *r)
 {
-        if (!*deadline) {
-                (void)kill(pid, SIGTERM);
-                *deadline = now_monotonic_ms() + KILL_GRACE_MS;
+        if (r->pid > 0 && !r->deadline) {
+                (void)kill(r->pid, SIGTERM);
+                r->deadline = now_monotonic_ms() + KILL_GRACE_MS;
         }
 }
 
-/* Did the client cancel the request being served, in the lines of s->in not looked at yet?
- * The lines stay in s->in, to be handled after the call; *scanned: where to look next. */
-static bool cancelled(struct mcp_server *s, size_t *scanned)
+int mcp_run_timeout(struct mcp_run *r)
 {
-        struct buf *b = &s->in.pending;
-        bool yes = false;
-        while (*scanned < b->len) {
-                const char *p = b->data + *scanned;
-                const char *nl = memchr(p, '\n', b->len - *scanned);
-                if (!nl)
-                        break;
-                if (s->current_id && mcp_is_cancel_of(p, (size_t)(nl - p), s->current_id))
-                        yes = true;
-                *scanned += (size_t)(nl - p) + 1;
-        }
-        return yes;
-}
-
-/* The poll timeout until the deadline (-1: none); past it, SIGKILL once. */
-static int until_deadline(pid_t pid, uint64_t *deadline)
-{
-        if (!*deadline || *deadline == UINT64_MAX)
+        if (r->pid <= 0 || !r->deadline || r->deadline == UINT64_MAX)
                 return -1;
         uint64_t now = now_monotonic_ms();
-        if (now < *deadline)
-                return (int)(*deadline - now);
-        (void)kill(pid, SIGKILL);
-        *deadline = UINT64_MAX;
+        if (now < r->deadline)
+                return (int)(r->deadline - now);
+        (void)kill(r->pid, SIGKILL);
+        r->deadline = UINT64_MAX;
         return -1;
 }
 
-static int wait_child(struct mcp_server *s, struct mcp_run *r, pid_t pid, struct sink k[2])
+void mcp_run_pollfds(const struct mcp_run *r, struct pollfd p[3])
 {
-        _cleanup_close_ int pidfd = sys_pidfd_open(pid, 0);
-        bool exited = false;
-        uint64_t deadline = 0;
-        size_t scanned = s->in.handled;
-        int rc = 0;
-        if (!r->cleanup && cancelled(s, &scanned)) { /* sent right behind the request */
-                r->cancelled = true;
-                stop(pid, &deadline);
-        }
-        while (rc == 0 && !(k[0].eof && k[1].eof) && !exited) {
-                /* The client's input is read for cancellations, not beyond one message's
-                 * worth; its EOF does not stop the command: a client may close its end right
-                 * after its last request and still read the answer (MCP clients that want us
-                 * gone send SIGTERM next). The final clean-up is not interrupted. */
-                bool client = !r->cleanup && !s->in.eof && s->in.pending.len <= MCP_MAX_LINE;
-                struct pollfd p[5] = {{k[0].eof ? -1 : k[0].fd, POLLIN, 0},
-                                      {k[1].eof ? -1 : k[1].fd, POLLIN, 0},
-                                      {pidfd, POLLIN, 0},
-                                      {r->cleanup ? -1 : s->sigfd, POLLIN, 0},
-                                      {client ? s->in_fd : -1, POLLIN, 0}};
-                int timeout = until_deadline(pid, &deadline);
-                if (poll(p, 5, timeout) < 0 && errno != EINTR)
-                        return -errno;
-                for (int i = 0; i < 2 && rc == 0; i++)
-                        if (p[i].revents)
-                                rc = drain(&k[i]);
-                if (p[2].revents)
-                        exited = true;
-                if (p[3].revents & POLLIN) {
-                        struct signalfd_siginfo si;
-                        (void)!read(s->sigfd, &si, sizeof(si));
-                        s->stopping = r->interrupted = true;
-                        stop(pid, &deadline);
-                }
-                if (rc == 0 && p[4].revents && (rc = mcp_read_input(s)) == 0 &&
-                    cancelled(s, &scanned)) {
-                        r->cancelled = true;
-                        stop(pid, &deadline);
-                }
-        }
-        /* exited: what it wrote is in the pipes (a descendant may hold them open) */
-        for (int i = 0; i < 2 && rc == 0; i++)
-                rc = drain(&k[i]);
-        if (rc < 0)
-                return rc;
-        if (RETRY_EINTR(waitpid(pid, &r->status, 0)) < 0)
+        p[0] = (struct pollfd){r->out_fd, POLLIN, 0};
+        p[1] = (struct pollfd){r->err_fd, POLLIN, 0};
+        p[2] = (struct pollfd){r->exited ? -1 : r->pidfd, POLLIN, 0};
+}
+
+/* It ended: what it wrote is in the pipes (a descendant may hold them open: not waited for). */
+static int reap(struct mcp_run *r)
+{
+        int k = drain(&r->out_fd, &r->out, MCP_MAX_OUTPUT, &r->out_overflow);
+        if (k == 0)
+                k = drain(&r->err_fd, &r->err, MCP_MAX_STDERR, &r->err_overflow);
+        if (k < 0)
+                return k;
+        if (RETRY_EINTR(waitpid(r->pid, &r->status, 0)) < 0)
                 return -errno;
-        return 0;
+        r->pid = 0;
+        closep(&r->out_fd);
+        closep(&r->err_fd);
+        closep(&r->pidfd);
+        return 1;
+}
+
+int mcp_run_events(struct mcp_run *r, const struct pollfd p[3])
+{
+        int k = 0;
+        if (p[0].fd >= 0 && p[0].revents)
+                k = drain(&r->out_fd, &r->out, MCP_MAX_OUTPUT, &r->out_overflow);
+        if (k == 0 && p[1].fd >= 0 && p[1].revents)
+                k = drain(&r->err_fd, &r->err, MCP_MAX_STDERR, &r->err_overflow);
+        if (k == 0 && p[2].fd >= 0 && p[2].revents)
+                r->exited = true;
+        if (k == 0 && r->exited)
+                k = reap(r);
+        if (k < 0)
+                mcp_run_release(r);
+        return k;
+}
+
+void mcp_run_release(struct mcp_run *r)
+{
+        if (r->pid > 0) {
+                /* never leave it behind */
+                (void)kill(r->pid, SIGKILL);
+                (void)RETRY_EINTR(waitpid(r->pid, &r->status, 0));
+                r->pid = 0;
+        }
+        closep(&r->out_fd);
+        closep(&r->err_fd);
+        closep(&r->pidfd);
 }
 
 /* A pipe whose read end is non-blocking; both ends CLOEXEC. */
@@ -199,10 +171,11 @@ static int output_pipe(int *rd, int *wr)
         return fd_set_nonblock(*rd, true);
 }
 
-int mcp_spawn(struct mcp_server *s, struct mcp_run *r)
+int mcp_run_start(struct mcp_run *r)
 {
         _cleanup_close_ int in0 = -1, in3 = -1, in4 = -1, ord = -1, owr = -1, erd = -1, ewr = -1;
         int k;
+        r->out_fd = r->err_fd = r->pidfd = -1;
         if ((in0 = input_fd(r->in[0], r->in_len[0], true)) < 0)
                 return in0;
         if (r->in[1] && (in3 = input_fd(r->in[1], r->in_len[1], false)) < 0)
@@ -216,16 +189,35 @@ int mcp_spawn(struct mcp_server *s, struct mcp_run *r)
                 return -errno;
         if (pid == 0)
                 child(r->argv, owr, ewr, (const int[3]){in0, in3, in4});
-        closep(&owr);
-        closep(&ewr);
-        bool err_overflow = false;
-        struct sink sinks[2] = {{ord, &r->out, MCP_MAX_OUTPUT, &r->out_overflow, false},
-                                {erd, &r->err, MCP_MAX_STDERR, &err_overflow, false}};
-        k = wait_child(s, r, pid, sinks);
-        if (k < 0) {
-                /* never leave it behind */
-                (void)kill(pid, SIGKILL);
-                (void)RETRY_EINTR(waitpid(pid, &r->status, 0));
+        r->pid = pid;
+        r->pidfd = sys_pidfd_open(pid, 0);
+        if (r->pidfd < 0) {
+                k = -errno;
+                mcp_run_release(r);
+                return k;
         }
-        return k;
+        r->out_fd = TAKE_FD(ord);
+        r->err_fd = TAKE_FD(erd);
+        return 0;
+}
+
+int mcp_spawn(struct mcp_server *s, struct mcp_run *r)
+{
+        int k = mcp_run_start(r);
+        while (k == 0) {
+                struct pollfd p[4];
+                mcp_run_pollfds(r, p);
+                p[3] = (struct pollfd){r->cleanup ? -1 : s->sigfd, POLLIN, 0};
+                if (poll(p, 4, mcp_run_timeout(r)) < 0 && errno != EINTR) {
+                        k = -errno;
+                        break;
+                }
+                if (p[3].revents & POLLIN) {
+                        s->stopping = r->interrupted = true;
+                        mcp_run_stop(r);
+                }
+                k = mcp_run_events(r, p);
+        }
+        mcp_run_release(r);
+        return k < 0 ? k : 0;
 }

@@ -93,13 +93,14 @@ static const struct spec specs[] = {
                    "default (512M unless changed); unlimited is refused. A size: bytes, or "
                    "with a K, M or G suffix (powers of 1024), e.g. 256M."},
       {"--cpus",
-       "CPU bandwidth as a number of CPUs, fractional (e.g. 0.5): at most the operator's "
-       "limit, which is also the default (1 unless changed); unlimited is refused.",
-       .type = TOOL_STRING, .set_type = true, .pattern = "^[0-9]+(\\.[0-9]{1,3})?$"},
+       "CPU bandwidth as a number of CPUs, fractional (e.g. 0.5, at most 3 decimals): at most "
+       "the operator's limit, which is also the default (1 unless changed); unlimited is "
+       "refused.",
+       .type = TOOL_NUMBER, .set_type = true},
       {"--pids",
        "Maximum number of processes and threads: at most the operator's limit, "
        "which is also the default (256 unless changed); unlimited is refused.",
-       .type = TOOL_STRING, .set_type = true, .pattern = "^[0-9]+$"},
+       .type = TOOL_INTEGER, .set_type = true, .minimum = 1},
       {"--disk", "Size of the session's writable layer: at most the operator's limit, which "
                  "is also the default (1G unless changed). A size: bytes, or with a K, M or G "
                  "suffix (powers of 1024), e.g. 256M."},
@@ -303,6 +304,12 @@ static const char *metavar_format(const char *mv, size_t n)
         return "";
 }
 
+/* DUR and SIZE: a number, or a string with its unit. */
+static bool metavar_quantity(const char *mv, size_t n)
+{
+        return (n == 3 && strncmp(mv, "DUR", 3) == 0) || (n == 4 && strncmp(mv, "SIZE", 4) == 0);
+}
+
 /* Static strings for the derived names and descriptions: built once, never freed. */
 static char str_store[32768];
 static size_t str_used;
@@ -368,6 +375,7 @@ static void add_option_line(struct tool *t, const struct spec *s, const char *li
         tp->type = !mv                          ? TOOL_BOOLEAN
                    : repeatable                 ? TOOL_STRING_ARRAY
                    : (mvn == 1 && mv[0] == 'N') ? TOOL_INTEGER
+                   : metavar_quantity(mv, mvn)  ? TOOL_QUANTITY
                                                 : TOOL_STRING;
         tp->description = description_of(p, dn, mv ? metavar_format(mv, mvn) : "");
         if (!x)
@@ -420,16 +428,16 @@ const struct tool *tool_find(const char *name)
 
 static int param_schema_json(struct buf *b, const struct tool_param *p)
 {
-        static const char *const types[] = {[TOOL_STRING] = "string",
-                                            [TOOL_INTEGER] = "integer",
-                                            [TOOL_BOOLEAN] = "boolean",
-                                            [TOOL_STRING_ARRAY] = "array"};
-        int r = buf_printf(b, "{\"type\":\"%s\"", types[p->type]);
+        static const char *const types[] = {
+            [TOOL_STRING] = "\"string\"",   [TOOL_INTEGER] = "\"integer\"",
+            [TOOL_BOOLEAN] = "\"boolean\"", [TOOL_STRING_ARRAY] = "\"array\"",
+            [TOOL_NUMBER] = "\"number\"",   [TOOL_QUANTITY] = "[\"integer\",\"string\"]"};
+        int r = buf_printf(b, "{\"type\":%s", types[p->type]);
         if (p->type == TOOL_STRING_ARRAY)
                 buf_puts(b, p->via == TOOL_VIA_OPERAND ? ",\"items\":{\"type\":\"string\"},"
                                                          "\"minItems\":1"
                                                        : ",\"items\":{\"type\":\"string\"}");
-        if (p->type == TOOL_INTEGER)
+        if (p->type == TOOL_INTEGER || p->type == TOOL_NUMBER)
                 buf_printf(b, ",\"minimum\":%lld", p->minimum);
         if (p->choices[0]) {
                 buf_puts(b, ",\"enum\":[");

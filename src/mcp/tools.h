@@ -15,7 +15,17 @@
 
 #include "shared/buf.h"
 
-enum tool_type { TOOL_STRING, TOOL_INTEGER, TOOL_BOOLEAN, TOOL_STRING_ARRAY };
+/* TOOL_INTEGER, TOOL_NUMBER: numbers in the schema, also taken as strings of digits (a client
+ * that sends "100" is not refused); TOOL_QUANTITY: a duration or a size, an integer (seconds,
+ * bytes) or a string with a unit ("10m", "512M"). */
+enum tool_type {
+        TOOL_STRING,
+        TOOL_INTEGER,
+        TOOL_BOOLEAN,
+        TOOL_STRING_ARRAY,
+        TOOL_NUMBER,
+        TOOL_QUANTITY,
+};
 
 /* How a property's value reaches the sbx command line. */
 enum tool_via {

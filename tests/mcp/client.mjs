@@ -47,10 +47,10 @@ async function waitGone(ids, ms) {
   }
 }
 
-async function connect() {
+async function connect(extra = []) {
   const transport = new StdioClientTransport({
     command: sbx,
-    args: ["mcp"],
+    args: ["mcp", ...extra],
     env: { ...process.env },
     stderr: "inherit",
   });
@@ -199,15 +199,16 @@ const scenarios = {
     await client.close();
   },
 
-  // sessions created through the server end when the client disconnects
+  // sessions made through MCP outlive the connection: a new client (a resumed conversation)
+  // uses them by id and by name; with --destroy-on-close they end with their connection
   async disconnect() {
-    const { client, transport } = await connect();
+    let { client, transport } = await connect();
     const a = await createSession(client);
     const b = await createSession(client, { name: "mcp-keep" });
+    await call(client, "write", { session: a, path: "kept.txt", content: "still here\n" });
     const pid = transport.pid;
-    await client.close(); // ends stdin: the server destroys a and b, then exits
-    const left = await waitGone([a, b], 10000);
-    check(left.length === 0, "both sessions are destroyed at disconnect", left);
+    await client.close();
+    await sleep(500);
     let alive = true;
     try {
       process.kill(pid, 0);
@@ -215,6 +216,21 @@ const scenarios = {
       alive = false;
     }
     check(!alive, "the server has exited");
+    check(liveIds().includes(a) && liveIds().includes(b), "both sessions outlive the connection");
+    ({ client } = await connect());
+    let res = await call(client, "read", { session: a, path: "kept.txt" });
+    check(!res.isError && /still here/.test(text(res)), "a new connection reads the file by id", res);
+    res = await call(client, "exec", { session: "mcp-keep", command: ["echo", "hi"] });
+    check(!res.isError && res.structuredContent.output === "hi\n", "and runs in the other by name", res);
+    for (const id of [a, b]) await call(client, "destroy", { session: id });
+    await client.close();
+    check(!liveIds().includes(a) && !liveIds().includes(b), "destroy ends them");
+
+    ({ client } = await connect(["--destroy-on-close"]));
+    const c = await createSession(client);
+    await client.close();
+    const left = await waitGone([c], 10000);
+    check(left.length === 0, "--destroy-on-close: the session ends with the connection", left);
   },
 
   // a request the client gives up on (AbortSignal: notifications/cancelled) stops its command
@@ -237,7 +253,7 @@ const scenarios = {
     await client.close();
   },
 
-  // SIGTERM while a command runs: the command is stopped, the sessions destroyed
+  // SIGTERM while a command runs: the command is stopped, the session lives on
   async sigterm() {
     const { client, transport } = await connect();
     const id = await createSession(client);
@@ -245,10 +261,17 @@ const scenarios = {
     const pending = call(client, "exec", { session: id, command: ["sleep", "60"] }).catch((e) => e);
     await sleep(1000);
     process.kill(transport.pid, "SIGTERM");
-    const left = await waitGone([id], 10000);
-    check(left.length === 0, "the session is destroyed after SIGTERM", left);
-    check(Date.now() - t0 < 8000, "well before the command would have ended", Date.now() - t0);
-    await Promise.race([pending, sleep(2000)]);
+    await Promise.race([pending, sleep(5000)]);
+    let out = "";
+    for (const end = Date.now() + 5000; Date.now() < end; await sleep(200)) {
+      out = execFileSync(sbx, ["exec", id, "--", "sh", "-c", "ps -eo comm | grep -cx sleep || true"],
+        { encoding: "utf8" });
+      if (out === "0\n") break;
+    }
+    check(out === "0\n", "the running command is stopped", out);
+    check(Date.now() - t0 < 8000, "well before it would have ended", Date.now() - t0);
+    check(liveIds().includes(id), "the session lives on");
+    execFileSync(sbx, ["destroy", id]);
     await client.close();
   },
 };
