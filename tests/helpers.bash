@@ -497,3 +497,19 @@ pty_expect() {
         fi
         _expect "$want" env PTY_INPUT="$input" python3 -c "$pty_py" "$@"
 }
+
+# client SCENARIO: run tests/mcp/client.mjs with the official MCP SDK (510, 515).
+# Without the SDK the case is skipped on a developer's machine, and fails in CI (CI=true),
+# where scripts/bootstrap must have installed it.
+client() {
+        local why=
+        command -v node >/dev/null || why="node is not installed (scripts/bootstrap installs it)"
+        [ -n "$why" ] || [ -d "$SBX_SRC/tests/mcp/node_modules/@modelcontextprotocol/sdk" ] ||
+                why="the MCP SDK is not installed: run scripts/bootstrap (npm ci in tests/mcp)"
+        if [ -n "$why" ]; then
+                [ -z "${CI:-}" ] || fail "$why"
+                skip "$why"
+        fi
+        sbx_call_timeout=90 _expect 0 env SBX="$SBX" node "$SBX_SRC/tests/mcp/client.mjs" "$1"
+        printf '# %s\n' "${lines[@]}" >&3
+}

@@ -5,8 +5,8 @@
  * default, about 16k tokens). The head and the tail are kept (a command's errors are at its
  * end), a quarter and three quarters of the cap, around one line saying how many bytes were
  * cut; cuts fall on UTF-8 character boundaries. exec's output in structuredContent is the
- * same capped text; any other structuredContent larger than the cap is left out (the text
- * says the same, shorter).
+ * same capped text (with output_cut: true); any other structuredContent larger than the cap
+ * (a long ls, glob or grep) is left out: the text says the same, capped.
  *
  * An image read with `read` comes back as MCP image content (base64 and its MIME type), so
  * a model that sees images sees it; the type is told by the file's first bytes, never by its
@@ -70,6 +70,8 @@ void mcp_output_cap(json_object *result, size_t max)
                 return;
         if (cap_key(sc, "output", max))
                 json_object_object_add(sc, "output_cut", json_object_new_boolean(true));
+        if (json_object_object_get_ex(sc, "output", NULL))
+                return; /* exec: the output is capped, the rest is a few numbers */
         size_t len = 0;
         (void)json_object_to_json_string_length(sc, JSON_C_TO_STRING_PLAIN, &len);
         if (len > max)

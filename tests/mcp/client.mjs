@@ -274,6 +274,184 @@ const scenarios = {
     execFileSync(sbx, ["destroy", id]);
     await client.close();
   },
+
+  // ---- 515-mcp-sdk.bats ---------------------------------------------------------------------
+
+  // a call longer than the client's request timeout survives on progress notifications;
+  // without a progress token the same call times out (the control: the timeout is real)
+  async progress() {
+    const { client } = await connect();
+    const id = await createSession(client);
+    const ticks = [];
+    const t0 = Date.now();
+    const res = await client.callTool({ name: "exec", arguments: { session: id, command: ["sleep", "7"] } },
+      undefined, { timeout: 3000, resetTimeoutOnProgress: true, onprogress: (p) => ticks.push(p) });
+    check(!res.isError && res.structuredContent.exit_code === 0, "a 7 s exec succeeds under a 3 s request timeout", res);
+    check(Date.now() - t0 >= 7000, "it did run 7 s", Date.now() - t0);
+    check(ticks.length >= 4, `progress notifications arrived (${ticks.length})`, ticks);
+    check(ticks.every((p, i) => i === 0 || p.progress > ticks[i - 1].progress), "their progress increases", ticks);
+    check(/exec running for \d+s/.test(ticks[ticks.length - 1].message ?? ""), "and says how long", ticks);
+    let err;
+    try {
+      await client.callTool({ name: "exec", arguments: { session: id, command: ["sleep", "7"] } },
+        undefined, { timeout: 3000 });
+    } catch (e) {
+      err = e;
+    }
+    check(err instanceof McpError && err.code === -32001, "without progress the same call times out", String(err));
+    // the timed-out call was cancelled by the client: its sleep is stopped
+    await sleep(1500);
+    const ps = await call(client, "exec", { session: id, command: ["sh", "-c", "ps -eo comm | grep -cx sleep || true"] });
+    check(ps.structuredContent.output === "0\n", "the timed-out call's command was stopped", ps.structuredContent);
+    await call(client, "destroy", { session: id });
+    await client.close();
+  },
+
+  // a long exec blocks neither ls nor another exec; cancelling one call stops its command only
+  async concurrent() {
+    const { client } = await connect();
+    const id = await createSession(client);
+    const other = await createSession(client);
+    const t0 = Date.now();
+    let longDone = 0;
+    const long = call(client, "exec", { session: id, command: ["sleep", "6"] }).then((r) => {
+      longDone = Date.now();
+      return r;
+    });
+    await sleep(500);
+    const [ls, echo, inOther] = await Promise.all([
+      call(client, "ls", { session: id }),
+      call(client, "exec", { session: id, command: ["echo", "side"] }),
+      call(client, "exec", { session: other, command: ["echo", "other"] }),
+    ]);
+    const tSide = Date.now();
+    check(!ls.isError && !echo.isError && echo.structuredContent.output === "side\n" &&
+      inOther.structuredContent.output === "other\n", "ls and two execs answer", [ls, echo, inOther]);
+    check(tSide - t0 < 4000 && longDone === 0, `they answer while the long exec runs (${tSide - t0} ms)`, tSide - t0);
+    const lr = await long;
+    check(!lr.isError && lr.structuredContent.exit_code === 0 && longDone - t0 >= 6000, "the long exec ends after them", lr);
+
+    // two running execs; cancelling one stops its command, the other runs on and answers
+    const ac = new AbortController();
+    const a = client.callTool({ name: "exec", arguments: { session: id, command: ["sleep", "31"] } },
+      undefined, { signal: ac.signal }).catch((e) => e);
+    const b = call(client, "exec", { session: id, command: ["sh", "-c", "sleep 3; echo b-done"] });
+    await sleep(800);
+    ac.abort("test");
+    check((await a) instanceof Error, "the aborted call rejects");
+    await sleep(1000);
+    const ps = await call(client, "exec", { session: id, command: ["sh", "-c", "ps -eo args > /tmp/ps; grep -cx 'sleep 31' /tmp/ps; grep -cx 'sleep 3' /tmp/ps"] });
+    check(ps.structuredContent.output === "0\n1\n", "the cancelled call's sleep 31 is gone, the other's sleep 3 runs", ps.structuredContent);
+    const br = await b;
+    check(br.structuredContent.output === "b-done\n", "the other call answers", br);
+    for (const s of [id, other]) await call(client, "destroy", { session: s });
+    await client.close();
+  },
+
+  // numbers are numbers in the schemas, and strings of digits are taken too
+  async types() {
+    const { client } = await connect();
+    const { tools } = await client.listTools();
+    const props = tools.find((t) => t.name === "create").inputSchema.properties;
+    check(props.pids.type === "integer" && props.nofile.type === "integer", "pids and nofile are integers", props.pids);
+    check(props.cpus.type === "number", "cpus is a number", props.cpus);
+    check(JSON.stringify(props.ttl.type) === '["integer","string"]' &&
+      JSON.stringify(props.memory.type) === '["integer","string"]', "ttl and memory: an integer or a string", props.ttl);
+    const exec = tools.find((t) => t.name === "exec").inputSchema.properties;
+    check(JSON.stringify(exec.timeout.type) === '["integer","string"]', "exec's timeout too", exec.timeout);
+
+    const id = await createSession(client, { pids: 100, cpus: 0.5, ttl: 600, memory: 268435456, timeout: 60 });
+    let s = JSON.parse(execFileSync(sbx, ["list", "--json"], { encoding: "utf8" })).find((x) => x.id === id);
+    check(s.limits.pids.value === 100 && s.limits.cpus_milli.value === 500 && s.ttl_seconds === 600 &&
+      s.limits.memory_bytes.value === 268435456, "numbers reach the session's limits", s);
+    const id2 = await createSession(client, { pids: "90", cpus: "0.25", ttl: "5m" });
+    s = JSON.parse(execFileSync(sbx, ["list", "--json"], { encoding: "utf8" })).find((x) => x.id === id2);
+    check(s.limits.pids.value === 90 && s.limits.cpus_milli.value === 250 && s.ttl_seconds === 300,
+      "strings are taken too", s);
+    let res = await call(client, "exec", { session: id, command: ["sleep", "5"], timeout: 1 });
+    check(res.structuredContent.timed_out === true && res.structuredContent.exit_code === 124,
+      "a numeric exec timeout is in seconds", res.structuredContent);
+    res = await call(client, "read", { session: id, path: "/etc/hostname", limit: "1" });
+    check(!res.isError, "limit as a string of digits", res);
+    res = await call(client, "create", { pids: 1000000 });
+    check(res.isError && /above the operator's limit/.test(text(res)), "a number above the operator's limit is refused", res);
+    for (const [args, what] of [
+      [{ pids: true }, "a boolean for pids"],
+      [{ pids: "lots" }, "a word for pids"],
+      [{ pids: 1.5 }, "a fraction for pids"],
+      [{ cpus: 0.0001 }, "cpus with 4 decimals"],
+      [{ cpus: [1] }, "an array for cpus"],
+      [{ ttl: { m: 1 } }, "an object for ttl"],
+      [{ memory: -1 }, "a negative memory"],
+    ]) {
+      let err;
+      try {
+        await client.callTool({ name: "create", arguments: args });
+      } catch (e) {
+        err = e;
+      }
+      check(err instanceof McpError && err.code === -32602, `${what} is a -32602 error`, err?.message);
+    }
+    for (const x of [id, id2]) await call(client, "destroy", { session: x });
+    await client.close();
+  },
+
+  // the text of a result is capped: head and tail kept around a marker saying how much was cut
+  async cap() {
+    let { client } = await connect();
+    const id = await createSession(client);
+    const gen = "echo FIRST-LINE; i=0; while [ $i -lt 4000 ]; do echo \"line $i of the middle of a long build log\"; i=$((i+1)); done; echo 'error: LAST-LINE' >&2; exit 2";
+    let res = await call(client, "exec", { session: id, command: ["sh", "-c", gen] });
+    const full = (await call(client, "exec", { session: id, command: ["sh", "-c", `(${gen}) 2>&1 | wc -c`] }));
+    const t = text(res);
+    check(Number(full.structuredContent.output) > 150000, "the output is larger than the cap", full.structuredContent);
+    check(t.length <= 64 * 1024 + 200, `the text is at most 64 KiB and a marker (${t.length})`, t.length);
+    check(t.startsWith("FIRST-LINE\n") && /error: LAST-LINE\n\[exit code 2\]$/.test(t), "it keeps the head and the tail", t.slice(-80));
+    const m = /\[\.\.\. (\d+) bytes cut: the output has (\d+) bytes/.exec(t);
+    check(m && Number(m[1]) > 80000, "the marker says how much was cut", m && m[0]);
+    const o = res.structuredContent.output;
+    check(res.structuredContent.output_cut === true && o.length < 64 * 1024 + 200 && /LAST-LINE/.test(o),
+      "structuredContent.output is capped the same way", o.length);
+    res = await call(client, "exec", { session: id, command: ["sh", "-c", "seq 1 1000"] });
+    check(res.structuredContent.output.split("\n").length === 1001 && !/bytes cut/.test(text(res)),
+      "a small output is whole (control)", res.structuredContent.output.length);
+    await client.close();
+    ({ client } = await connect(["--max-output", "8K"]));
+    res = await call(client, "exec", { session: id, command: ["sh", "-c", gen] });
+    check(text(res).length <= 8 * 1024 + 200 && /LAST-LINE/.test(text(res)), "--max-output 8K caps at 8 KiB", text(res).length);
+    await call(client, "destroy", { session: id });
+    await client.close();
+  },
+
+  // an image read with read is MCP image content, typed by its magic bytes
+  async image() {
+    const { client } = await connect();
+    const id = await createSession(client);
+    const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+    const files = {
+      "pic.dat": [png, "image/png"],
+      "photo.jpg": [Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 0x10, 0x4a, 0x46, 0x49, 0x46, 0, 1]).toString("base64"), "image/jpeg"],
+      "anim.gif": [Buffer.from("GIF89a\x01\x00\x01\x00\x00\x00\x00;", "latin1").toString("base64"), "image/gif"],
+      "x.webp": [Buffer.from("RIFF\x1a\x00\x00\x00WEBPVP8L\x0d\x00\x00\x00", "latin1").toString("base64"), "image/webp"],
+    };
+    for (const [name, [b64, mime]] of Object.entries(files)) {
+      await call(client, "exec", { session: id, command: ["sh", "-c", `echo ${b64} | base64 -d > ${name}`] });
+      const res = await call(client, "read", { session: id, path: name });
+      const c = res.content[0];
+      check(!res.isError && c.type === "image" && c.mimeType === mime && c.data === b64,
+        `${name} reads as ${mime} image content`, res);
+    }
+    let res = await call(client, "read", { session: id, path: "pic.dat", binary: true });
+    check(res.content[0].type === "image", "also with binary: true", res);
+    await call(client, "exec", { session: id, command: ["sh", "-c", "printf 'PNG\\000\\001\\002' > fake.png"] });
+    res = await call(client, "read", { session: id, path: "fake.png" });
+    check(res.isError && res.content[0].type === "text" && /not_text/.test(text(res)),
+      "a binary file that is no image is still not_text, whatever its name", res);
+    res = await call(client, "read", { session: id, path: "fake.png", binary: true });
+    check(!res.isError && res.content[0].type === "text", "binary: true returns it as base64 text", res);
+    await call(client, "destroy", { session: id });
+    await client.close();
+  },
 };
 
 const name = process.argv[2];
