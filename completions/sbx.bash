@@ -28,7 +28,7 @@ _sbx_flags() {
                 ;;
         list) echo "--quiet $common" ;;
         stats) echo "--watch $common" ;;
-        mcp) echo "--any-session $common" ;;
+        mcp) echo "--any-session --destroy-on-close --max-output $common" ;;
         read) echo "--binary --limit --offset $common" ;;
         run) echo "$_sbx_create_flags --interactive --max-output --tty $common" ;;
         esac

@@ -193,6 +193,8 @@ complete -c sbx -n '__sbx_using exec run' -l max-output -x -d 'cap on captured o
 complete -c sbx -n '__sbx_using connect' -l ttl -x -d 'new lifetime from now'
 complete -c sbx -n '__sbx_using destroy' -l force -d 'no error for missing sessions'
 complete -c sbx -n '__sbx_using mcp' -l any-session -d 'let the tools act on all your sessions'
+complete -c sbx -n '__sbx_using mcp' -l destroy-on-close -d 'destroy the connection\'s sessions when it ends'
+complete -c sbx -n '__sbx_using mcp' -l max-output -x -d 'text of one result a model reads'
 complete -c sbx -n '__sbx_using list' -s q -l quiet -d 'print only the ids'
 
 # file commands

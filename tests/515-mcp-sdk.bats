@@ -13,6 +13,7 @@
 
 load helpers
 setup() { setup_sbx; }
+teardown() { teardown_sbx; }
 
 @test "MCP SDK client: a 7 s exec survives a 3 s request timeout on progress notifications" {
         client progress
