@@ -96,3 +96,42 @@ answer() {
         done
         [ "$(answer 9 | jq -c .result)" = '{}' ] || fail "no answer to the ping:" "$output"
 }
+
+@test "mcp: SIGTERM with 16 commands running and more queued: all stopped, the server exits" {
+        local fifo=$BATS_TEST_TMPDIR/in out=$BATS_TEST_TMPDIR/out pid i
+        mkfifo "$fifo"
+        "$SBX" mcp <"$fifo" >"$out" &
+        pid=$!
+        exec 7>"$fifo"
+        echo '{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"create","arguments":{"name":"busy"}}}' >&7
+        for i in $(seq 1 20); do
+                echo '{"jsonrpc":"2.0","id":'"$i"',"method":"tools/call","params":{"name":"exec","arguments":{"session":"busy","command":["sleep","300"]}}}' >&7
+        done
+        local id
+        wait_until 20 grep -q '"id":0' "$out" || fail "no create answer: $(cat "$out")"
+        id=$(jq -r 'select(.id == 0) | .result.structuredContent.id' "$out")
+        # 16 run at once (the rest wait their turn)
+        wait_until 20 _sleeps_are "$id" 16 || fail "not 16 sleeps: $(_sleeps "$id")"
+        sleep 1
+        [ "$(_sleeps "$id")" = 16 ] || fail "more than 16 ran at once: $(_sleeps "$id")"
+        kill -TERM "$pid"
+        wait_until 5 _gone "$pid" || fail "sbx mcp did not exit within 5 s of SIGTERM"
+        wait "$pid" || fail "sbx mcp exited $? after SIGTERM"
+        exec 7>&-
+        wait_until 5 _sleeps_are "$id" 0 || fail "sleeps left: $(_sleeps "$id")"
+        # no answer to the stopped calls; the session lives on
+        [ "$(jq -r .id "$out" | xargs)" = 0 ] || fail "answers: $(cat "$out")"
+        sbx_ok destroy "$id"
+}
+
+_sleeps() {
+        "$SBX" exec "$1" -- sh -c 'ps -eo args | grep -cx "sleep 300" || true'
+}
+
+_sleeps_are() {
+        [ "$(_sleeps "$1")" = "$2" ]
+}
+
+_gone() {
+        [ ! -e "/proc/$1" ] || grep -q '^State:.*Z' "/proc/$1/status"
+}

@@ -102,8 +102,10 @@ size_t mcp_calls_pollfds(struct mcp_server *s, struct pollfd *p);
 /* Read what the polled fds have; ms until the next timer (-1: none). */
 void mcp_calls_events(struct mcp_server *s, const struct pollfd *p);
 int mcp_calls_timeout(struct mcp_server *s);
-/* Stop every call (the server is stopping): no responses. */
+/* Stop every call (the server is stopping): no responses; queued ones are dropped. */
 void mcp_calls_stop_all(struct mcp_server *s);
+/* Free every call, its command killed and reaped when it still runs. */
+void mcp_calls_release(struct mcp_server *s);
 
 /*
  * tools/call. mcp_tool_check, as it arrives: the limits (a refusal: 1 with the result in

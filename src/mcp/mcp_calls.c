@@ -89,10 +89,22 @@ void mcp_calls_cancel(struct mcp_server *s, json_object *id)
 
 void mcp_calls_stop_all(struct mcp_server *s)
 {
-        for (size_t i = 0; i < s->n_calls; i++) {
-                s->calls[i]->run.interrupted = true;
-                mcp_run_stop(&s->calls[i]->run);
+        for (size_t i = 0; i < s->n_calls;) {
+                struct mcp_call *c = s->calls[i];
+                if (!c->started) {
+                        remove_at(s, i); /* never started: nothing to stop */
+                        continue;
+                }
+                c->run.interrupted = true;
+                mcp_run_stop(&c->run);
+                i++;
         }
+}
+
+void mcp_calls_release(struct mcp_server *s)
+{
+        while (s->n_calls > 0)
+                remove_at(s, s->n_calls - 1);
 }
 
 static bool changes_sessions(const struct mcp_call *c)

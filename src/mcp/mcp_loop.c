@@ -113,11 +113,14 @@ static int serve(struct mcp_server *s)
                         r = mcp_calls_step(s);
         }
         if (r < 0) {
-                /* the client is gone: what still runs is stopped, never left behind */
+                /* the client is gone: what still runs is stopped and reaped, never left
+                 * behind, and answers nobody */
+                s->stopping = true;
                 mcp_calls_stop_all(s);
                 while (s->n_calls > 0 && poll_once(s) >= 0)
-                        s->stopping = true, (void)mcp_calls_step(s);
+                        (void)mcp_calls_step(s);
         }
+        mcp_calls_release(s);
         buf_freep(&s->in.pending);
         return r;
 }
