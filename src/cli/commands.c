@@ -156,8 +156,7 @@ const struct command sbx_commands[] = {
          "a session's writable layer as a new image on its base",
          "      --pause             freeze the session for the snapshot, thaw it after\n"
          GLOBAL_OPTIONS,
-         "  sbx commit work tools:1\n  sbx commit --pause --json work tools:1\n"
-         "  sbx create --image tools:1\n",
+         "  sbx commit work tools:1\n  sbx commit --pause --json work tools:1\n",
          "--pause --json --config --help"},
         {"net", cmd_net, "ID allow|deny HOST | show", "change a live session's allow list",
          GLOBAL_OPTIONS,
