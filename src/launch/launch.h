@@ -89,7 +89,7 @@ void session_create_ack(int ack);
 /*
  * Pause (freeze every process of the session) or resume it, through its supervisor. Errors:
  * exit 3 no such session; exit 1 "paused" when it is already paused, "not_paused" when resuming
- * one that is not paused; exit 4 when the host has no cgroup v2 freezer for it.
+ * one that is not paused; exit 4 when the host has no freezer (cgroup v2 or v1) for it.
  */
 int session_pause(const char *id_or_name, bool pause, struct sbx_error *e);
 
