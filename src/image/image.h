@@ -83,5 +83,9 @@ int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e);
  */
 int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct sbx_error *e);
 
+/* The unpacked layers of image id (sha256 hex) as directory fds, top first (the order of an
+ * overlay's lowers), for `sbx diff`. *ret_fds is the caller's (each fd and the array). */
+int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_error *e);
+
 /* Split "NAME[:TAG]" (already syntax-checked) into name and tag ("latest"). */
 int image_ref_split(const char *ref, char **ret_name, char **ret_tag);

@@ -56,7 +56,7 @@ static int session_base(const struct session_state *st, const char *who, char *i
         return sbx_unsupported(e, 0,
                                "cannot commit session '%s': only sessions made with --image can "
                                "be committed (its base is %s)",
-                               who, strcmp(b, "rootfs") == 0 ? "a --rootfs directory"
+                               who, strncmp(b, "rootfs:", 7) == 0 ? "a --rootfs directory"
                                     : b[0]                   ? "the host's"
                                                              : "unknown");
 }

@@ -135,8 +135,8 @@ int session_net(const char *id_or_name, const char *action, const char *host, ch
 #define BASE_FILE "base"
 /*
  * `sbx diff`: the session's changes against its base as "K /path" strings, each
- * NUL-terminated (K: A, C or D), sorted by path; *truncated when cut. Exit 4 for a base
- * other than the host's (--rootfs, --image: not supported yet).
+ * NUL-terminated (K: A, C or D), sorted by path; *truncated when cut. Exit 4 for a session
+ * without a writable layer (--read-only) or without the base snapshot.
  */
 int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struct sbx_error *e);
 
