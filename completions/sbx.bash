@@ -15,7 +15,7 @@ _sbx_flags() {
         local common="--config --help --json"
         case $1 in
         check | help | log | ls | cp | diff | net | resume | pause | tools | write) echo "$common" ;;
-        commit) echo "--pause $common" ;;
+        commit) echo "--pause --replace $common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;

@@ -214,3 +214,4 @@ complete -c sbx -n '__sbx_using grep' -s F -l fixed-strings -d 'PATTERN is a lit
 complete -c sbx -n '__sbx_using grep' -l glob -x -d 'only files whose name matches G'
 complete -c sbx -n '__sbx_using stats' -l watch -d 'print a sample every second'
 complete -c sbx -n '__sbx_using commit' -l pause -d 'freeze the session for the snapshot'
+complete -c sbx -n '__sbx_using commit' -l replace -d 'move NAME:TAG when it names another image'

@@ -161,6 +161,25 @@ store_snapshot() {
         sbx_ok resume "$sid"
 }
 
+@test "an existing tag is not moved unless --replace; the same image again is fine" {
+        new_session --image bb:1
+        in_sbx 'echo 1 >/data/v'
+        sbx_ok commit "$sid" bb:v
+        local first=$output
+        sbx_ok commit "$sid" bb:v # the same layer: the same image, no error
+        [ "$output" = "$first" ]
+        in_sbx 'echo 2 >/data/v'
+        sbx_expect 1 commit --json "$sid" bb:v
+        [ "$(json .error.code)" = exists ] || fail "$output"
+        sbx_expect 1 commit "$sid" bb:1 # the base's own tag
+        sbx_ok run --image bb:v -- cat /data/v
+        [ "$output" = 1 ]
+        sbx_ok commit --replace "$sid" bb:v
+        [ "$output" != "$first" ]
+        sbx_ok run --image bb:v -- cat /data/v
+        [ "$output" = 2 ]
+}
+
 @test "bad names, unknown sessions, other bases and arguments" {
         new_session --image bb:1
         local before

@@ -7,9 +7,11 @@
 #include "args.h"
 
 #define OPT_PAUSE 'p'
+#define OPT_REPLACE 'r'
 
 static const struct option commit_options[] = {
     {"pause", 0, NULL, OPT_PAUSE},
+    {"replace", 0, NULL, OPT_REPLACE},
     {"json", 0, NULL, OPT_JSON},
     {"config", 1, NULL, OPT_CONFIG},
     {"help", 0, NULL, OPT_HELP},
@@ -23,8 +25,8 @@ int cmd_commit(struct cli *cli, int argc, char **argv)
         optind = 1;
         opterr = 0;
         while ((opt = getopt_long(argc, argv, "+h", commit_options, NULL)) != -1) {
-                if (opt == OPT_PAUSE) {
-                        o.pause = true;
+                if (opt == OPT_PAUSE || opt == OPT_REPLACE) {
+                        *(opt == OPT_PAUSE ? &o.pause : &o.replace) = true;
                         continue;
                 }
                 int k = args_common(cli, "commit", opt);

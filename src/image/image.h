@@ -62,12 +62,13 @@ int image_max_unpacked(uint64_t *ret, struct sbx_error *e);
 /*
  * `sbx commit`: the layer tar read from blobfd (from its start; unpacked through the same
  * hardened path as an import) on top of image base_id (sha256 hex; NULL: no base) as
- * NAME[:TAG], with the base's Env and WorkingDir. The image id is the sha256 of its layers,
+ * NAME[:TAG], with the base's Env and WorkingDir. A tag that names another image already is
+ * refused (exit 1, code exists) unless replace. The image id is the sha256 of its layers,
  * Env and WorkingDir. Nothing is left in the store on failure. Fills *ret (size: the new
  * layer's logical bytes).
  */
-int image_commit(const char *ref, const char *base_id, int blobfd, struct image_info *ret,
-                 struct sbx_error *e);
+int image_commit(const char *ref, const char *base_id, int blobfd, bool replace,
+                 struct image_info *ret, struct sbx_error *e);
 
 /* Every tagged image, sorted by name and tag. */
 int image_list(struct image_info **ret, size_t *ret_n, struct sbx_error *e);

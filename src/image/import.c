@@ -390,8 +390,8 @@ static int commit_manifest(struct import *im, const char *base_id, int blobfd,
         return r;
 }
 
-int image_commit(const char *ref, const char *base_id, int blobfd, struct image_info *ret,
-                 struct sbx_error *e)
+int image_commit(const char *ref, const char *base_id, int blobfd, bool replace,
+                 struct image_info *ret, struct sbx_error *e)
 {
         _cleanup_free_ char *name = NULL, *tag = NULL;
         if (image_ref_split(ref, &name, &tag) < 0)
@@ -417,6 +417,13 @@ int image_commit(const char *ref, const char *base_id, int blobfd, struct image_
         r = import_layer(&im, im.m.n_layers - 1, &b, e);
         if (r == 0 && (r = commit_id(&im.m, im.m.id)) < 0)
                 r = sbx_internal(e, -r, "failed to name the image");
+        char old[DIGEST_HEX_LEN + 1];
+        if (r == 0 && !replace && store_tag_get(im.storefd, name, tag, old) == 0 &&
+            strcmp(old, im.m.id) != 0)
+                r = sbx_fail(e, EXIT_FAILED, "exists", 0,
+                             "image '%s:%s' exists (another image): choose another tag, or "
+                             "replace it with --replace",
+                             name, tag);
         if (r == 0)
                 r = commit(&im, name, tag, &info, e);
         if (r < 0) {

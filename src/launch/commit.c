@@ -160,8 +160,9 @@ static void audit_commit_event(int sessfd, const struct session_state *st, const
         (void)audit_commit(fd, &b);
 }
 
-static int commit_locked(int sessfd, int ctl, const struct session_state *st, const char *who,
-                         const char *ref, struct commit_result *res, struct sbx_error *e)
+static int commit_locked(int ctl, const struct session_state *st, const char *who,
+                         const char *ref, bool replace, struct commit_result *res,
+                         struct sbx_error *e)
 {
         char base[DIGEST_HEX_LEN + 1];
         _cleanup_close_ int upper = -1, tar = -1;
@@ -175,7 +176,7 @@ static int commit_locked(int sessfd, int ctl, const struct session_state *st, co
         res->entries = ls.entries;
         struct image_info info = {0};
         if (r == 0)
-                r = image_commit(ref, base, tar, &info, e);
+                r = image_commit(ref, base, tar, replace, &info, e);
         if (r < 0)
                 return r;
         memcpy(res->id, info.id, sizeof(res->id));
@@ -187,7 +188,6 @@ static int commit_locked(int sessfd, int ctl, const struct session_state *st, co
         res->name = TAKE_PTR(info.name);
         res->tag = TAKE_PTR(info.tag);
         image_info_free(&info);
-        (void)sessfd;
         return asprintf(&res->base, "image:%s", base) < 0 ? -ENOMEM : 0;
 }
 
@@ -212,7 +212,7 @@ int session_commit(const char *id_or_name, const char *ref, const struct commit_
         bool thaw = false;
         r = quiesce(ctl, id_or_name, opts, &thaw, e);
         if (r == 0)
-                r = commit_locked(sessfd, ctl, &st, id_or_name, ref, res, e);
+                r = commit_locked(ctl, &st, id_or_name, ref, opts->replace, res, e);
         if (thaw) {
                 struct sbx_error sub = {0};
                 if (session_pause(id_or_name, false, &sub) < 0 && r == 0)

@@ -20,6 +20,9 @@ struct commit_opts {
         /* Freeze the session for the snapshot and thaw it after (--pause). Without it a
          * session that is running a command (an exec, a file command) is refused. */
         bool pause;
+        /* Move NAME:TAG when it names another image already (--replace); without it that is
+         * refused (exit 1, code exists). The same image again is never an error. */
+        bool replace;
 };
 
 struct commit_result {
@@ -35,7 +38,8 @@ void commit_result_free(struct commit_result *r);
 /*
  * Commit session id_or_name's writable layer as image ref (NAME[:TAG]) -> r->id. Usable at
  * once by `create --image NAME:TAG` and listed by `image ls`. Errors (exit code, JSON code):
- * 2 usage: a malformed NAME[:TAG]; 3 session_not_found; 1 busy: the session is running a
+ * 2 usage: a malformed NAME[:TAG]; 3 session_not_found; 1 exists: NAME:TAG names another
+ * image (and no opts->replace); 1 busy: the session is running a
  * command (and no opts->pause); 1 paused: with opts->pause on a session already paused by
  * the user is fine (it stays paused), 1 limit: the layer exceeds the session's disk limit;
  * 4 unsupported: a session whose base cannot be recorded (--rootfs DIR, read-only); else 125
