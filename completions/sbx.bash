@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check connect cp create destroy diff edit exec glob grep help image kill list log logs ls mcp net pause ps read resume run stats tools wait write"
+_sbx_commands="check commit connect cp create destroy diff edit exec glob grep help image kill list log logs ls mcp net pause ps read resume run stats tools wait write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
@@ -17,6 +17,7 @@ _sbx_flags() {
         check | help | log | ls | cp | diff | net | resume | pause | tools | write) echo "$common" ;;
         ps | wait | kill) echo "$common" ;;
         logs) echo "--cursor --follow $common" ;;
+        commit) echo "--pause --replace $common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;
@@ -186,7 +187,7 @@ _sbx() {
         fi
 
         case $cmd in
-        connect | log | ls | read | write | edit | glob | grep | pause | resume | stats | net | diff | cp)
+        connect | log | ls | read | write | edit | glob | grep | pause | resume | stats | net | diff | cp | commit)
                 ((operands == 0)) && _sbx_reply < <(_sbx_sessions)
                 ;;
         ps | logs | wait | kill)

@@ -84,7 +84,7 @@ function __sbx_wants_session
     switch $args[1]
         case destroy
             return 0
-        case connect exec log ls read write edit glob grep pause resume stats net diff cp ps logs wait kill
+        case connect exec log ls read write edit glob grep pause resume stats net diff cp ps logs wait kill commit
             test (__sbx_operands) -eq 0
         case '*'
             return 1
@@ -141,15 +141,16 @@ complete -c sbx -n __sbx_needs_command -a ps -d 'a session\'s detached commands'
 complete -c sbx -n __sbx_needs_command -a logs -d 'a detached command\'s output from a byte cursor'
 complete -c sbx -n __sbx_needs_command -a wait -d 'wait for a detached command, exit with its code'
 complete -c sbx -n __sbx_needs_command -a kill -d 'signal a detached command\'s process group'
+complete -c sbx -n __sbx_needs_command -a commit -d "a session's writable layer as a new image"
 
 # sessions, commands to run, help topics
 complete -c sbx -n __sbx_wants_session -a '(__sbx_sessions)' -d session
 complete -c sbx -n __sbx_wants_program -a '(__fish_complete_command)'
 complete -c sbx -n '__sbx_using help; and test (__sbx_operands) -eq 0' \
-    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill'
+    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit'
 
 # options of every command
-set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill
+set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit
 complete -c sbx -n "__sbx_using $all" -l json -d 'print one JSON document on stdout'
 complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini on top'
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
@@ -222,3 +223,5 @@ complete -c sbx -n '__sbx_using grep' -s i -l ignore-case -d 'case-insensitive'
 complete -c sbx -n '__sbx_using grep' -s F -l fixed-strings -d 'PATTERN is a literal string'
 complete -c sbx -n '__sbx_using grep' -l glob -x -d 'only files whose name matches G'
 complete -c sbx -n '__sbx_using stats' -l watch -d 'print a sample every second'
+complete -c sbx -n '__sbx_using commit' -l pause -d 'freeze the session for the snapshot'
+complete -c sbx -n '__sbx_using commit' -l replace -d 'move NAME:TAG when it names another image'

@@ -190,3 +190,77 @@ start_counter() {
         fi
         user_sbx_expect 0 destroy "$sid"
 }
+
+# ---- the cgroup v1 freezer ----------------------------------------------------------------
+# A host without a usable cgroup2 pauses through the v1 freezer hierarchy. Here that host is
+# made by creating the session in a mount namespace without the cgroup2 mount (the session's
+# supervisor stays there; later sbx calls find the session's cgroups by the paths in its
+# state). Hosts without a v1 freezer (pure cgroup v2) skip these.
+
+# v1_session [CREATE-OPTIONS...]: such a session, id in $sid.
+v1_session() {
+        grep -qE '^[^ ]+ /sys/fs/cgroup/freezer cgroup .*freezer' /proc/mounts ||
+                skip "no cgroup v1 freezer hierarchy on this host"
+        _expect 0 unshare -m sh -c 'umount /sys/fs/cgroup/unified 2>/dev/null; exec "$@"' sh \
+                "$SBX" create "$@"
+        is_id "$output" || fail "create printed '$output'"
+        sid=$output
+        [ -z "$(state_key cgroup)" ] || fail "the session has a cgroup v2 cgroup all the same"
+        [ -n "$(state_key cgroup_v1_freezer)" ] || fail "no v1 freezer cgroup recorded"
+}
+
+v1_state() {
+        cat "$(state_key cgroup_v1_freezer)/freezer.state"
+}
+
+@test "cgroup v1 freezer: every process stops, forks included, exec fails fast, resume restarts" {
+        local opts
+        for opts in "" "--memory unlimited"; do # exec by joining, and through the init's server
+                # shellcheck disable=SC2086
+                v1_session $opts
+                start_counter
+                in_sbx 'while :; do sh -c "echo x >>/tmp/forks"; done >/dev/null 2>&1 &'
+                local root a b f1 f2
+                root=/proc/$(state_key init_pid)/root
+                wait_until 5 test -s "$root/tmp/forks"
+                [ "$(v1_state)" = THAWED ]
+                sbx_ok pause "$sid"
+                [ "$(v1_state)" = FROZEN ] || fail "freezer.state: $(v1_state)"
+                a=$(counter_value)
+                f1=$(wc -l <"$root/tmp/forks")
+                sleep 1
+                b=$(counter_value)
+                f2=$(wc -l <"$root/tmp/forks")
+                [ "$a" = "$b" ] || fail "the counter moved while paused ($a -> $b; '$opts')"
+                [ "$f1" = "$f2" ] || fail "processes forked while paused ($f1 -> $f2; '$opts')"
+                sbx_expect 125 exec --json "$sid" true
+                [ "$(json .error.code)" = paused ]
+                sbx_expect 1 read --json "$sid" /tmp/count
+                [ "$(json .error.code)" = paused ]
+                sbx_expect 1 pause --json "$sid"
+                [ "$(json .error.code)" = paused ]
+                sbx_ok resume "$sid"
+                [ "$(v1_state)" = THAWED ]
+                wait_until 5 sh -c "[ \$(cat $root/tmp/count) -gt $b ]"
+                in_sbx true
+                sbx_ok destroy "$sid"
+        done
+}
+
+@test "cgroup v1 freezer: destroy ends a paused session, the TTL expires one" {
+        v1_session
+        start_counter
+        sbx_ok pause "$sid"
+        local cg
+        cg=$(state_key cgroup_v1_freezer)
+        [ "$(v1_state)" = FROZEN ]
+        sbx_ok destroy "$sid"
+        [ ! -e "$cg" ] || fail "the session's freezer cgroup is left: $cg"
+        v1_session --ttl 2s
+        cg=$(state_key cgroup_v1_freezer)
+        sbx_ok pause "$sid"
+        wait_until 15 sh -c "! [ -e '$SBX_RUNTIME_DIR/$sid' ]" ||
+                fail "the paused session did not expire"
+        [ ! -e "$cg" ] || fail "the expired session's freezer cgroup is left: $cg"
+        sbx_expect 3 resume "$sid"
+}

@@ -2,7 +2,8 @@
 # sbx diff: additions, changes and deletions in each part of a host-base session's writable
 # layer (/, /etc, /workspace, /tmp, and the /usr overlay with its whiteouts), names that are
 # hostile to a line format, symlinks planted to lure the walk out of the layer, a paused
-# session, and bad input.
+# session, sessions on an image (several layers, whiteouts, opaque directories) and on a
+# --rootfs directory, and bad input.
 
 load helpers
 setup() { setup_sbx; }
@@ -89,7 +90,7 @@ lines" && printf x >"/workspace/esc$(printf "\033")[31m" && printf x >/workspace
         [[ $output == *"A /workspace/f"* ]]
 }
 
-@test "bad input: arguments, sessions; --rootfs sessions are refused with exit 4" {
+@test "bad input: arguments, sessions; --read-only sessions are refused with exit 4" {
         new_session
         sbx_expect 2 diff
         sbx_expect 2 diff "$sid" extra
@@ -97,9 +98,72 @@ lines" && printf x >"/workspace/esc$(printf "\033")[31m" && printf x >/workspace
         sbx_expect 3 diff sb_0000000000000000
         sbx_expect 3 diff --json '../x'
         [ "$(json .error.code)" = session_not_found ]
-        local root=$BATS_TEST_TMPDIR/rootfs
-        mkdir -p "$root"/{bin,usr,etc,tmp,workspace}
-        new_session --rootfs "$root"
+        new_session --read-only
         sbx_expect 4 diff --json "$sid"
         [ "$(json .error.code)" = unsupported ]
+}
+
+# A busybox root filesystem: /data (everyone may write) with a, b and sub/c; /opq/old.
+mk_busybox_root() {
+        local d=$1 t
+        [ -x /bin/busybox ] || skip "busybox-static is not installed (scripts/bootstrap)"
+        mkdir -p "$d/bin" "$d/etc" "$d/data/sub" "$d/opq"
+        cp /bin/busybox "$d/bin/busybox"
+        for t in sh rm mkdir touch echo ln mkfifo; do
+                ln -s busybox "$d/bin/$t"
+        done
+        echo hello >"$d/data/a"
+        echo bee >"$d/data/b"
+        echo c >"$d/data/sub/c"
+        echo old >"$d/opq/old"
+        chmod -R a+rwX "$d/data" "$d/opq"
+        chmod 0755 "$d"
+}
+
+@test "an --image session: changes against the image's layers, whiteouts across layers" {
+        export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store
+        mk_busybox_root "$BATS_TEST_TMPDIR/r"
+        tar -C "$BATS_TEST_TMPDIR/r" -cf "$BATS_TEST_TMPDIR/r.tar" .
+        sbx_ok image import bb:1 "$BATS_TEST_TMPDIR/r.tar"
+        new_session --image bb:1
+        sbx_ok diff "$sid"
+        [ -z "$output" ] || fail "a fresh image session has changes:" "$output"
+        in_sbx 'echo more >>/data/a && rm /data/b && echo n >/data/new && rm -r /opq &&
+                mkdir /opq && echo f >/opq/fresh && mkdir -p /opt/x && echo w >/workspace/w &&
+                echo t >/tmp/t'
+        sbx_ok diff "$sid"
+        local want
+        want=$(printf '%s\n' 'C /data' 'C /data/a' 'D /data/b' 'A /data/new' 'C /opq' \
+                'A /opq/fresh' 'D /opq/old' 'A /opt' 'A /opt/x' 'C /tmp' 'A /tmp/t' \
+                'C /workspace' 'A /workspace/w')
+        [ "$output" = "$want" ] || fail "diff:" "$output" "want:" "$want"
+        # a second layer (a commit) whose whiteout hides data/b: b made again is an addition
+        sbx_ok commit "$sid" bb:2
+        new_session --image bb:2
+        sbx_ok diff "$sid"
+        [ -z "$output" ] || fail "a fresh session of the commit has changes:" "$output"
+        in_sbx 'echo again >/data/b && rm /data/new && rm /opq/fresh && echo x >>/data/sub/c'
+        sbx_ok diff "$sid"
+        want=$(printf '%s\n' 'C /data' 'A /data/b' 'D /data/new' 'C /data/sub' 'C /data/sub/c' \
+                'C /opq' 'D /opq/fresh')
+        [ "$output" = "$want" ] || fail "diff:" "$output" "want:" "$want"
+}
+
+@test "a --rootfs session: changes against the directory; a planted link is not followed" {
+        local root=$BATS_TEST_TMPDIR/r
+        mk_busybox_root "$root"
+        new_session --rootfs "$root"
+        sbx_ok diff "$sid"
+        [ -z "$output" ] || fail "a fresh rootfs session has changes:" "$output"
+        # the session's root owns the directory (a copy-up keeps the owner, which must be
+        # mapped in the session)
+        chown -R "$(state_key uid_start):$(state_key uid_start)" "$root/data"
+        sbx_cleanup_dirs+=("$root")
+        in_sbx 'echo more >>/data/a && rm /data/b && ln -s / /data/sub/up && mkdir /data/new'
+        sbx_ok diff --json "$sid"
+        [ "$(json '[.[] | .kind + " " + .path] | join(",")')" = \
+                "C /data,C /data/a,D /data/b,A /data/new,C /data/sub,A /data/sub/up" ] ||
+                fail "diff: $output"
+        # the directory itself is unchanged
+        [ "$(cat "$root/data/b")" = bee ]
 }

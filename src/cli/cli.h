@@ -79,3 +79,4 @@ int cmd_ps(struct cli *cli, int argc, char **argv);
 int cmd_logs(struct cli *cli, int argc, char **argv);
 int cmd_wait(struct cli *cli, int argc, char **argv);
 int cmd_kill(struct cli *cli, int argc, char **argv);
+int cmd_commit(struct cli *cli, int argc, char **argv);

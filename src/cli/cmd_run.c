@@ -83,6 +83,11 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
          * cgroup.kill and for execs that outlive their client. */
         if (r == 0 && cgroup_limits_wanted(c))
                 r = cgroup_prepare(c, &plan, e);
+        if (r == 0 && plan.v1_freezer_parent[0]) {
+                /* nothing can pause a `run`: no freezer cgroup (rmdir: only when unused) */
+                (void)rmdir(plan.v1_freezer_parent);
+                plan.v1_freezer_parent[0] = '\0';
+        }
         if (r == 0 && (r = cgroup_session_create(&plan, c, st.id, &cg, e)) == 0)
                 cgroup_session_to_state(&cg, &st);
         else if (r < 0)

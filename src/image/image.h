@@ -55,6 +55,21 @@ struct image_pull_opts {
 int image_pull(const char *ref, const struct image_pull_opts *o, struct image_info *ret,
                struct sbx_error *e);
 
+/* The bound of one import's logical size: SBX_IMAGE_MAX_SIZE, else IMAGE_MAX_UNPACKED. 0, or
+ * -EINVAL with a usage error in *e. */
+int image_max_unpacked(uint64_t *ret, struct sbx_error *e);
+
+/*
+ * `sbx commit`: the layer tar read from blobfd (from its start; unpacked through the same
+ * hardened path as an import) on top of image base_id (sha256 hex; NULL: no base) as
+ * NAME[:TAG], with the base's Env and WorkingDir. A tag that names another image already is
+ * refused (exit 1, code exists) unless replace. The image id is the sha256 of its layers,
+ * Env and WorkingDir. Nothing is left in the store on failure. Fills *ret (size: the new
+ * layer's logical bytes).
+ */
+int image_commit(const char *ref, const char *base_id, int blobfd, bool replace,
+                 struct image_info *ret, struct sbx_error *e);
+
 /* Every tagged image, sorted by name and tag. */
 int image_list(struct image_info **ret, size_t *ret_n, struct sbx_error *e);
 void image_list_free(struct image_info *v, size_t n);
@@ -68,6 +83,10 @@ int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e);
  * and apply the image's Env (below [env]/--env) and WorkingDir (unless --workdir was given).
  */
 int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct sbx_error *e);
+
+/* The unpacked layers of image id (sha256 hex) as directory fds, top first (the order of an
+ * overlay's lowers), for `sbx diff`. *ret_fds is the caller's (each fd and the array). */
+int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_error *e);
 
 /* Split "NAME[:TAG]" (already syntax-checked) into name and tag ("latest"). */
 int image_ref_split(const char *ref, char **ret_name, char **ret_tag);

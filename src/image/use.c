@@ -126,10 +126,50 @@ int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct s
                 free(c->workdir);
                 c->workdir = TAKE_PTR(info.workdir);
         }
+        if (r == 0 && !(c->image_id = strdup(id)))
+                r = -ENOMEM;
         if (r == 0) {
                 c->image_layers = TAKE_PTR(info.layers);
                 c->image_lock_fd = TAKE_FD(lockfd);
         }
         image_info_free(&info);
         return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+}
+
+int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_error *e)
+{
+        *ret_fds = NULL;
+        *ret_n = 0;
+        _cleanup_close_ int storefd = -1;
+        struct image_info info = {0};
+        int r = image_store_open(false, &storefd, e);
+        if (r < 0)
+                return r;
+        if (!digest_hex_valid(id) || store_record_read(storefd, id, &info) < 0)
+                return sbx_fail(e, EXIT_FAILED, "not_found", 0,
+                                "the session's image (%.12s) is no longer in the store", id);
+        size_t n = strv_len(info.layers);
+        int *fds = calloc(n ? n : 1, sizeof(int));
+        for (size_t i = 0; fds && i < n; i++) {
+                char path[96];
+                snprintf(path, sizeof(path), "layers/%s", info.layers[n - 1 - i]);
+                fds[i] = openat(storefd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fds[i] < 0 && r == 0)
+                        r = sbx_fail(e, EXIT_FAILED, "not_found", errno,
+                                     "the session's image lacks its layer %.12s",
+                                     info.layers[n - 1 - i]);
+        }
+        image_info_free(&info);
+        if (!fds)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        if (fds[i] >= 0)
+                                close(fds[i]);
+                free(fds);
+                return r;
+        }
+        *ret_fds = fds;
+        *ret_n = n;
+        return 0;
 }

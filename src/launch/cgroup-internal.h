@@ -19,6 +19,7 @@ struct cg_host {
         char v2_avail[256];              /* <v2_own>/cgroup.controllers */
         char v2_enabled[256];            /* <v2_own>/cgroup.subtree_control */
         char v1_own[CG_NCTRL][PATH_MAX]; /* our cgroup in each controller's v1 hierarchy */
+        char v1_freezer_own[PATH_MAX];   /* ours in the v1 freezer hierarchy, "" when none */
 };
 int cg_host_probe(struct cg_host *h);
 /* h's own cgroups (v2 and each v1 hierarchy). */

@@ -147,6 +147,8 @@ int cg_host_probe(struct cg_host *h)
         bool has_v1[CG_NCTRL];
         for (int k = 0; k < CG_NCTRL; k++)
                 has_v1[k] = own_path(text, cg_ctrl_names[k], v1path[k], PATH_MAX);
+        char frpath[PATH_MAX] = "";
+        bool has_freezer = own_path(text, "freezer", frpath, sizeof(frpath));
 
         _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
         if (!f)
@@ -175,6 +177,9 @@ int cg_host_probe(struct cg_host *h)
                 for (int k = 0; strcmp(fstype, "cgroup") == 0 && k < CG_NCTRL; k++)
                         if (has_v1[k] && !h->v1_own[k][0] && cg_has_word(super, cg_ctrl_names[k]))
                                 (void)join_mount(h->v1_own[k], PATH_MAX, mnt, root, v1path[k]);
+                if (strcmp(fstype, "cgroup") == 0 && has_freezer && !h->v1_freezer_own[0] &&
+                    cg_has_word(super, "freezer"))
+                        (void)join_mount(h->v1_freezer_own, PATH_MAX, mnt, root, frpath);
         }
         if (h->v2_own[0]) {
                 (void)cg_read(h->v2_own, "cgroup.controllers", h->v2_avail, sizeof(h->v2_avail));
@@ -218,6 +223,20 @@ void cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
 {
         memcpy(owns->v2, h->v2_own, sizeof(owns->v2));
         memcpy(owns->v1, h->v1_own, sizeof(owns->v1));
+        memcpy(owns->v1_freezer, h->v1_freezer_own, sizeof(owns->v1_freezer));
+}
+
+/*
+ * Pause needs a freezer: cgroup v2's cgroup.freeze when the session gets a v2 cgroup, else the
+ * v1 freezer hierarchy's <own>/sbx (hosts without a usable cgroup2). Best effort: without it
+ * the session works and `pause` says exit 4.
+ */
+static void prepare_freezer(const struct cg_host *h, struct cgroup_plan *plan)
+{
+        if (plan->v2_parent[0] || !h->v1_freezer_own[0] ||
+            cg_path(plan->v1_freezer_parent, PATH_MAX, h->v1_freezer_own, "sbx") < 0 ||
+            cg_parent_ready(plan->v1_freezer_parent, false, 0) < 0)
+                plan->v1_freezer_parent[0] = '\0';
 }
 
 /*
@@ -285,8 +304,12 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
                         return missing(&h, c, (enum cg_ctrl)k, e);
         }
         int r = prepare_v1(&h, c, plan, e);
-        if (r < 0 || !h.v2_own[0])
+        if (r < 0)
                 return r;
+        if (!h.v2_own[0]) {
+                prepare_freezer(&h, plan);
+                return 0;
+        }
         /* v2 also when it enforces nothing here: cgroup.kill and one place for the session's
          * processes (hybrid hosts). Best effort then. */
         bool droppable = true;
@@ -309,6 +332,7 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
         }
         if (r < 0)
                 plan->v2_parent[0] = '\0';
+        prepare_freezer(&h, plan);
         return 0;
 }
 
@@ -319,6 +343,8 @@ void cgroup_plan_release(const struct cgroup_plan *plan)
         for (int k = 0; k < CG_NCTRL; k++)
                 if (plan->v1_mask & CG_BIT(k))
                         (void)rmdir(plan->v1_parent[k]);
+        if (plan->v1_freezer_parent[0])
+                (void)rmdir(plan->v1_freezer_parent);
 }
 
 int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_config *c,
@@ -345,6 +371,13 @@ int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_confi
                 r = cg_v1_session_create(plan->v1_parent[k], (enum cg_ctrl)k, c, id, cs->v1[k],
                                          PATH_MAX, &cs->v1_parent_fd[k], e);
         }
+        if (r == 0 && plan->v1_freezer_parent[0]) {
+                /* CG_NCTRL: a cgroup with no limit to set. Best effort, as the plan's. */
+                struct sbx_error sub = {0};
+                if (cg_v1_session_create(plan->v1_freezer_parent, CG_NCTRL, c, id, cs->v1_freezer,
+                                         PATH_MAX, &cs->v1_freezer_parent_fd, &sub) < 0)
+                        cs->v1_freezer[0] = '\0';
+        }
         if (r < 0)
                 cgroup_session_remove(cs);
         return r;
@@ -357,6 +390,16 @@ int cgroup_session_attach_v2(const struct cgroup_session *cs, pid_t pid, struct 
         if (cs->v2[0] && cg_path(init, sizeof(init), cs->v2, "init") == 0 &&
             (r = cg_write_u64(init, "cgroup.procs", (uint64_t)pid)) < 0)
                 return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'", init);
+        return 0;
+}
+
+int cgroup_session_attach_freezer(const struct cgroup_session *cs, pid_t pid,
+                                  struct sbx_error *e)
+{
+        int r = 0;
+        if (cs->v1_freezer[0] && (r = cg_write_u64(cs->v1_freezer, "cgroup.procs", (uint64_t)pid)) < 0)
+                return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'",
+                                       cs->v1_freezer);
         return 0;
 }
 
@@ -441,6 +484,10 @@ void cgroup_session_remove(struct cgroup_session *cs)
                 closep(&cs->v1_parent_fd[k]);
                 cs->v1[k][0] = '\0';
         }
+        if (cs->v1_freezer_parent_fd >= 0 && cs->v1_freezer[0])
+                (void)cg_v1_remove(cs->v1_freezer_parent_fd, base(cs->v1_freezer));
+        closep(&cs->v1_freezer_parent_fd);
+        cs->v1_freezer[0] = '\0';
 }
 
 void cgroup_session_to_state(const struct cgroup_session *cs, struct session_state *st)
@@ -449,6 +496,7 @@ void cgroup_session_to_state(const struct cgroup_session *cs, struct session_sta
         st->cgroup_v1_memory = cs->v1[CG_MEMORY][0] ? (char *)cs->v1[CG_MEMORY] : NULL;
         st->cgroup_v1_pids = cs->v1[CG_PIDS][0] ? (char *)cs->v1[CG_PIDS] : NULL;
         st->cgroup_v1_cpu = cs->v1[CG_CPU][0] ? (char *)cs->v1[CG_CPU] : NULL;
+        st->cgroup_v1_freezer = cs->v1_freezer[0] ? (char *)cs->v1_freezer : NULL;
 }
 
 /*
@@ -474,6 +522,8 @@ void cg_from_state(const struct session_state *st, struct cgroup_session *cs)
         for (int k = 0; k < CG_NCTRL; k++)
                 if (recorded_ok(v1[k], st->id, false))
                         snprintf(cs->v1[k], PATH_MAX, "%s", v1[k]);
+        if (recorded_ok(st->cgroup_v1_freezer, st->id, false))
+                snprintf(cs->v1_freezer, PATH_MAX, "%s", st->cgroup_v1_freezer);
 }
 
 void cgroup_remove_recorded(const struct session_state *st)
@@ -485,6 +535,9 @@ void cgroup_remove_recorded(const struct session_state *st)
         for (int k = 0; k < CG_NCTRL; k++)
                 if (cs.v1[k][0])
                         cs.v1_parent_fd[k] = cg_open_parent(cs.v1[k]);
+        if (cs.v1_freezer[0])
+                cs.v1_freezer_parent_fd = cg_open_parent(cs.v1_freezer);
         cgroup_session_kill(&cs);
+        cgroup_session_thaw(&cs); /* a v1 frozen task does not die before it is thawed */
         cgroup_session_remove(&cs);
 }

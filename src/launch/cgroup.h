@@ -26,6 +26,7 @@ extern const char *const cg_ctrl_names[CG_NCTRL];
 struct cgroup_owns {
         char v2[PATH_MAX];           /* "" when none */
         char v1[CG_NCTRL][PATH_MAX]; /* per controller, "" when none */
+        char v1_freezer[PATH_MAX];   /* the v1 freezer hierarchy's, "" when none */
 };
 
 /*
@@ -36,6 +37,8 @@ struct cgroup_plan {
         unsigned v2_mask, v1_mask;          /* bit per enum cg_ctrl: enforced through v2 / v1 */
         char v2_parent[PATH_MAX];           /* <own v2>/sbx, "" when no v2 cgroup is made */
         char v1_parent[CG_NCTRL][PATH_MAX]; /* <own v1>/sbx for controllers in v1_mask */
+        char v1_freezer_parent[PATH_MAX];   /* <own v1 freezer>/sbx when v2 has no cgroup for
+                                               the session (pause then freezes through v1) */
         struct cgroup_owns owns;            /* the creating process's own, before any move */
         unsigned unenforced; /* bit per enum cg_ctrl: a default limit the host cannot enforce for
                                 this user (not with [limits] strict), so the session goes
@@ -52,10 +55,13 @@ struct cgroup_session {
         int v2_parent_fd;            /* <own>/sbx, O_DIRECTORY */
         int v1_parent_fd[CG_NCTRL];
         int v2_init_fd; /* <v2>/init (CLONE_INTO_CGROUP) */
+        char v1_freezer[PATH_MAX]; /* <v1_freezer_parent>/<id>: for pause only; "" unused */
+        int v1_freezer_parent_fd;
 };
 #define CGROUP_SESSION_INIT                                                                        \
         {                                                                                          \
-                .v2_parent_fd = -1, .v1_parent_fd = {-1, -1, -1}, .v2_init_fd = -1                 \
+                .v2_parent_fd = -1, .v1_parent_fd = {-1, -1, -1}, .v2_init_fd = -1,                \
+                .v1_freezer_parent_fd = -1                                                         \
         }
 
 /*
@@ -82,6 +88,10 @@ int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_confi
 /* Put pid (the session init) into the v2 "init" leaf, where clone3 with CLONE_INTO_CGROUP was
  * not available. */
 int cgroup_session_attach_v2(const struct cgroup_session *cs, pid_t pid, struct sbx_error *e);
+/* Put pid (the session init, before it forks) into the session's v1 freezer cgroup, when it
+ * has one: everything of the session descends from the init or enters it (cgroup_exec). */
+int cgroup_session_attach_freezer(const struct cgroup_session *cs, pid_t pid,
+                                  struct sbx_error *e);
 /* Open the "tasks" file of each v1 cgroup of the session, for the init's own move
  * (sandbox/init.c): fds[k] for controller k, -1 for none and for a directory shared with an
  * earlier controller. On failure none stays open. */
@@ -94,16 +104,16 @@ void cgroup_session_kill(const struct cgroup_session *cs);
 void cgroup_session_remove(struct cgroup_session *cs);
 
 /*
- * Pause (freeze) or resume the session's processes through the v2 freezer of its cgroup, and
- * wait (bounded) until the kernel says every task is frozen (or thawed). -EOPNOTSUPP when the
- * session has no v2 cgroup with cgroup.freeze; -ETIMEDOUT when they did not all stop (the
+ * Pause (freeze) or resume the session's processes through the v2 freezer of its cgroup, or
+ * the v1 freezer cgroup it has when v2 gave it none, and wait (bounded) until the kernel says
+ * every task is frozen (or thawed). -EOPNOTSUPP when the session has neither; -ETIMEDOUT when they did not all stop (the
  * session is thawed again then: never left half-frozen). Works by fd.
  */
 int cgroup_session_freeze(const struct cgroup_session *cs, bool freeze);
 /* Thaw without waiting (teardown, after cgroup.kill: a frozen task dies on SIGKILL anyway). */
 void cgroup_session_thaw(const struct cgroup_session *cs);
-/* Client side, from a session's state: 1 when its cgroup is frozen (paused), 0 when not or
- * when it has no v2 cgroup, -errno when that cannot be read. */
+/* Client side, from a session's state: 1 when its cgroup is frozen (paused; v1: FROZEN or
+ * FREEZING), 0 when not or when it has no freezer, -errno when that cannot be read. */
 int cgroup_state_frozen(const struct session_state *st);
 
 /*
@@ -152,6 +162,7 @@ struct cgroup_exec {
         int init_procs;         /* v2 <id>/init/cgroup.procs (B); -1 without v2 */
         int leaf_procs;         /* v2 cgroup.procs of C's cgroup (below); -1 without v2 */
         int v1_tasks[CG_NCTRL]; /* the session's v1 "tasks" files (B and C); -1 unused */
+        int v1_freezer_tasks;   /* its v1 freezer cgroup's "tasks"; -1 unused */
         int session_fd;         /* the session's v2 cgroup directory */
         int leaf_fd;            /* C's v2 cgroup: its own leaf, or <id>/init without one */
         char leaf_name[32];     /* "exec-<random>" when C has its own leaf, else "" */
@@ -161,7 +172,7 @@ struct cgroup_exec {
 #define CGROUP_EXEC_INIT                                                                           \
         {                                                                                          \
                 .init_fd = -1, .init_procs = -1, .leaf_procs = -1, .v1_tasks = {-1, -1, -1},       \
-                .session_fd = -1, .leaf_fd = -1, .v1_memory_fd = -1                                \
+                .v1_freezer_tasks = -1, .session_fd = -1, .leaf_fd = -1, .v1_memory_fd = -1        \
         }
 
 /*

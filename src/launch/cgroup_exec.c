@@ -91,6 +91,8 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
                 if (cs.v1[k][0] && !dup)
                         r = open_procs(cs.v1[k], "tasks", &x->v1_tasks[k], e);
         }
+        if (r == 0 && cs.v1_freezer[0])
+                r = open_procs(cs.v1_freezer, "tasks", &x->v1_freezer_tasks, e);
         if (r == 0 && cs.v1[CG_MEMORY][0] &&
             (r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
                 x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
@@ -146,12 +148,16 @@ static int enter(const int *fds, size_t n)
 int cgroup_exec_enter_command(struct cgroup_exec *x)
 {
         int r = enter(&x->leaf_procs, 1);
+        if (r == 0)
+                r = enter(&x->v1_freezer_tasks, 1);
         return r < 0 ? r : enter(x->v1_tasks, CG_NCTRL);
 }
 
 int cgroup_exec_enter_reaper(struct cgroup_exec *x)
 {
         int r = enter(&x->init_procs, 1);
+        if (r == 0)
+                r = enter(&x->v1_freezer_tasks, 1);
         if (r == 0)
                 r = enter(x->v1_tasks, CG_NCTRL);
         cgroup_exec_close_fds(x);
@@ -165,6 +171,7 @@ void cgroup_exec_close_fds(struct cgroup_exec *x)
         closep(&x->leaf_procs);
         for (int k = 0; k < CG_NCTRL; k++)
                 closep(&x->v1_tasks[k]);
+        closep(&x->v1_freezer_tasks);
 }
 
 bool cgroup_exec_finish(struct cgroup_exec *x)

@@ -4,7 +4,8 @@
  * holds every process of the session (the init, each exec's reaper and command, the file
  * commands' helpers) in its leaves. A freeze of the session's cgroup reaches all of them, and
  * a process forked meanwhile is born frozen. "Paused" is claimed only once cgroup.events says
- * "frozen 1": the kernel's word that every task has stopped.
+ * "frozen 1": the kernel's word that every task has stopped. Where the session has no v2
+ * cgroup (no usable cgroup2 on the host), the v1 freezer hierarchy does the same.
  */
 #include <fcntl.h>
 #include <poll.h>
@@ -17,6 +18,7 @@
 #include "cgroup-internal.h"
 
 #define FREEZE_WAIT_MS 5000
+#define V1_POLL_MS 5
 
 /* Until cgroup.events says "frozen <want>" (the kernel signals changes with POLLPRI). */
 static int wait_frozen(int cgfd, bool want, int timeout_ms)
@@ -61,9 +63,56 @@ static int open_session_cgroup(const struct cgroup_session *cs)
         return fd < 0 ? negerrno() : fd;
 }
 
+/*
+ * cgroup v1 (hosts without a usable cgroup2): the session's cgroup in the freezer hierarchy,
+ * whose freezer.state goes FREEZING -> FROZEN once every task has stopped. v1 signals no
+ * change, so the state is read every few milliseconds until the bound.
+ */
+static int v1_open(const struct cgroup_session *cs)
+{
+        if (cs->v1_freezer_parent_fd < 0 || !cs->v1_freezer[0])
+                return -EOPNOTSUPP;
+        const char *id = strrchr(cs->v1_freezer, '/');
+        int fd = openat(cs->v1_freezer_parent_fd, id ? id + 1 : cs->v1_freezer,
+                        O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return fd < 0 ? negerrno() : fd;
+}
+
+static int v1_write(int cgfd, const char *state)
+{
+        _cleanup_close_ int fd = openat(cgfd, "freezer.state", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+        return fd < 0 ? negerrno() : write_all(fd, state, strlen(state));
+}
+
+static int v1_freeze(int cgfd, bool freeze)
+{
+        const char *goal = freeze ? "FROZEN" : "THAWED";
+        int r = v1_write(cgfd, goal);
+        uint64_t end = now_monotonic_ms() + FREEZE_WAIT_MS;
+        while (r == 0) {
+                char text[32];
+                if ((r = cg_read_at(cgfd, "freezer.state", text, sizeof(text))) < 0)
+                        break;
+                if (strcmp(text, goal) == 0)
+                        return 0;
+                if (now_monotonic_ms() >= end) {
+                        r = -ETIMEDOUT;
+                        break;
+                }
+                (void)poll(NULL, 0, V1_POLL_MS);
+        }
+        if (freeze)
+                (void)v1_write(cgfd, "THAWED"); /* never half-frozen: back to running */
+        return r;
+}
+
 int cgroup_session_freeze(const struct cgroup_session *cs, bool freeze)
 {
         _cleanup_close_ int cgfd = open_session_cgroup(cs);
+        if (cgfd == -EOPNOTSUPP) {
+                _cleanup_close_ int v1 = v1_open(cs);
+                return v1 < 0 ? v1 : v1_freeze(v1, freeze);
+        }
         if (cgfd < 0)
                 return cgfd;
         int r = write_freeze(cgfd, freeze);
@@ -80,15 +129,24 @@ void cgroup_session_thaw(const struct cgroup_session *cs)
         _cleanup_close_ int cgfd = open_session_cgroup(cs);
         if (cgfd >= 0)
                 (void)write_freeze(cgfd, false);
+        _cleanup_close_ int v1 = v1_open(cs);
+        if (v1 >= 0)
+                (void)v1_write(v1, "THAWED");
 }
 
 int cgroup_state_frozen(const struct session_state *st)
 {
         struct cgroup_session cs = CGROUP_SESSION_INIT;
         cg_from_state(st, &cs);
+        char text[32];
+        if (!cs.v2[0] && cs.v1_freezer[0]) {
+                int r = cg_read(cs.v1_freezer, "freezer.state", text, sizeof(text));
+                if (r == -ENOENT)
+                        return 0;
+                return r < 0 ? r : strcmp(text, "THAWED") != 0;
+        }
         if (!cs.v2[0])
                 return 0;
-        char text[16];
         int r = cg_read(cs.v2, "cgroup.freeze", text, sizeof(text));
         if (r == -ENOENT)
                 return 0;

@@ -81,6 +81,8 @@ size_t cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks, bool
                 if (owns->v1[k][0] && !dup)
                         deferred += sweep_parent(owns->v1[k], false, max_checks, defer_waits);
         }
+        if (owns->v1_freezer[0])
+                deferred += sweep_parent(owns->v1_freezer, false, max_checks, defer_waits);
         return deferred;
 }
 

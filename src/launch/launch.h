@@ -89,7 +89,7 @@ void session_create_ack(int ack);
 /*
  * Pause (freeze every process of the session) or resume it, through its supervisor. Errors:
  * exit 3 no such session; exit 1 "paused" when it is already paused, "not_paused" when resuming
- * one that is not paused; exit 4 when the host has no cgroup v2 freezer for it.
+ * one that is not paused; exit 4 when the host has no freezer (cgroup v2 or v1) for it.
  */
 int session_pause(const char *id_or_name, bool pause, struct sbx_error *e);
 
@@ -135,8 +135,8 @@ int session_net(const char *id_or_name, const char *action, const char *host, ch
 #define BASE_FILE "base"
 /*
  * `sbx diff`: the session's changes against its base as "K /path" strings, each
- * NUL-terminated (K: A, C or D), sorted by path; *truncated when cut. Exit 4 for a base
- * other than the host's (--rootfs, --image: not supported yet).
+ * NUL-terminated (K: A, C or D), sorted by path; *truncated when cut. Exit 4 for a session
+ * without a writable layer (--read-only) or without the base snapshot.
  */
 int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struct sbx_error *e);
 

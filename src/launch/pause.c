@@ -35,9 +35,10 @@ int session_pause(const char *id_or_name, bool pause, struct sbx_error *e)
                                 "session '%s' is not paused: nothing to resume", id_or_name);
         if (strcmp(reply, "ERR unsupported") == 0)
                 return sbx_unsupported(e, 0,
-                                       "cannot %s session '%s': it has no cgroup v2 cgroup with "
-                                       "a freezer (cgroup.freeze, Linux 5.2+; a cgroup2 "
-                                       "hierarchy mounted and writable by you)",
+                                       "cannot %s session '%s': it has no cgroup with a "
+                                       "freezer (a cgroup2 hierarchy mounted and writable by "
+                                       "you, Linux 5.2+, or a cgroup v1 freezer hierarchy "
+                                       "writable by you)",
                                        pause ? "pause" : "resume", id_or_name);
         if (strcmp(reply, "ERR timeout") == 0)
                 return sbx_internal(e, 0,

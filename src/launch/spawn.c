@@ -257,6 +257,8 @@ static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, in
                 : 0;
         if (r == 0 && cg && !in_v2)
                 r = cgroup_session_attach_v2(cg, pid, e);
+        if (r == 0 && cg)
+                r = cgroup_session_attach_freezer(cg, pid, e);
         /* After the clone: the init must not hold the range's lock (it would outlive us). */
         if (r == 0)
                 r = uid_slot_take(c, &p.uids, e);

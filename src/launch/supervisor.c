@@ -114,7 +114,7 @@ static int epoll_add(int epfd, int fd)
 }
 
 /*
- * The base that `sbx diff` compares with: the entries of a host-base layer right after the
+ * The base that `sbx diff` compares with: the entries of the layer's views right after the
  * init built it, before anything of the sandbox ran (only stat and readdir, by fd, no
  * content read), kept in the session dir as BASE_FILE. Best effort: without it, diff says
  * it cannot.
@@ -122,7 +122,8 @@ static int epoll_add(int epfd, int fd)
 static void snapshot_base(struct supervisor *s)
 {
         _cleanup_buf_ struct buf b = {0};
-        if (s->init.layer_fd < 0 || !layerdiff_host_base(s->init.layer_fd) ||
+        if (s->init.layer_fd < 0 ||
+            !(layerdiff_host_base(s->init.layer_fd) || layerdiff_overlay_root(s->init.layer_fd)) ||
             layerdiff_snapshot(s->init.layer_fd, &b) < 0)
                 return;
         _cleanup_close_ int fd = openat(s->sessfd, BASE_FILE,
@@ -342,6 +343,10 @@ static void handle_request(struct supervisor *s, int fd)
                         send_reply_fds(fd, "OK", &s->init.layer_fd, 1);
                 else
                         send_reply(fd, "ERR none");
+        } else if (strcmp(req, "BUSY") == 0) {
+                /* `sbx commit`: how many execs and file commands are running now */
+                snprintf(reply, sizeof(reply), "OK %d", s->busy);
+                send_reply(fd, reply);
         } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
                 handle_pause(s, fd, req[0] == 'P');
         } else if (strcmp(req, "DESTROY") == 0) {
@@ -509,6 +514,13 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         s.st.nofile = c->nofile;
         s.st.disk_bytes = c->disk_bytes;
         s.st.read_only = c->read_only;
+        /* for `sbx diff` and `sbx commit`: what the root is made of */
+        bool custom = !c->image_id && c->rootfs && strcmp(c->rootfs, "host") != 0;
+        char *base = NULL;
+        if (asprintf(&base, "%s%s", c->image_id ? "image:" : custom ? "rootfs:" : "host",
+                     c->image_id ? c->image_id : custom ? c->rootfs : "") < 0)
+                base = NULL; /* diff and commit then say they cannot */
+        s.st.base = base; /* for the supervisor's life */
         s.st.memory_bytes = c->memory_bytes;
         s.st.cpus_milli = c->cpus_milli;
         s.st.pids = c->pids;

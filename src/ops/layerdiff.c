@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,10 +17,14 @@
 
 #define MAX_DEPTH LAYERDIFF_MAX_DEPTH
 
-/* The views whose base is the snapshot: the session path of each and its layer dir. */
+/* The views whose base is the snapshot: the session path of each and its layer dir (a
+ * path of sbx's own making in the layer). A host base's "/" is newroot/; an overlay root's
+ * (--rootfs, --image) is the upper, upper/root/, whose changes are read against its lowers. */
 static const struct view {
         const char *prefix, *dir;
-} views[] = {{"", "newroot"}, {"/workspace", "workspace"}, {"/tmp", "tmp"}};
+} host_views[] = {{"", "newroot"}, {"/workspace", "workspace"}, {"/tmp", "tmp"}},
+  ovl_views[] = {{"", "upper/root"}, {"/workspace", "workspace"}, {"/tmp", "tmp"}};
+#define NVIEWS 3
 
 struct change {
         char kind;
@@ -28,6 +33,13 @@ struct change {
 
 struct walk {
         dev_t dev;
+        const struct view *views; /* host_views or ovl_views */
+        /* the lowers that the overlay upper being walked is read against, top first: the
+         * host's /usr for a host base's upper/usr, the --rootfs directory or the image's
+         * layers for an overlay root */
+        const int *lower;
+        size_t n_lower;
+        const char *lower_prefix; /* the session path the lowers are at ("/usr" or "") */
         struct change *v;
         size_t n, cap;
         bool truncated;
@@ -63,10 +75,23 @@ static int add_change(struct walk *w, char kind, const char *path)
         return 0;
 }
 
-/* A subdirectory of dfd on the layer's own file system, never through a symlink. */
+/* A subdirectory of dfd on the layer's own file system, never through a symlink ("a/b": one
+ * component at a time). */
 static int open_dir(int dfd, const char *name, dev_t dev)
 {
-        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        const char *slash = strchr(name, '/');
+        int fd;
+        if (slash) {
+                char first[64];
+                snprintf(first, sizeof(first), "%.*s", (int)(slash - name), name);
+                int mid = open_dir(dfd, first, dev);
+                if (mid < 0)
+                        return mid;
+                fd = open_dir(mid, slash + 1, dev);
+                close(mid);
+                return fd;
+        }
+        fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return negerrno();
         struct stat st;
@@ -156,23 +181,31 @@ bool layerdiff_host_base(int layer_fd)
                fstatat(layer_fd, "upper/root", &st, AT_SYMLINK_NOFOLLOW) < 0;
 }
 
+bool layerdiff_overlay_root(int layer_fd)
+{
+        struct stat st;
+        return fstatat(layer_fd, "upper/root", &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+               S_ISDIR(st.st_mode);
+}
+
 int layerdiff_snapshot(int layer_fd, struct buf *out)
 {
         struct walk w = {.v = (struct change *)out};
+        w.views = layerdiff_overlay_root(layer_fd) ? ovl_views : host_views;
         int r = layer_dev(layer_fd, &w.dev);
-        for (size_t i = 0; r == 0 && i < ARRAY_SIZE(views); i++) {
-                int fd = open_dir(layer_fd, views[i].dir, w.dev);
+        for (size_t i = 0; r == 0 && i < NVIEWS; i++) {
+                int fd = open_dir(layer_fd, w.views[i].dir, w.dev);
                 struct stat st;
                 if (fd < 0)
                         return fd;
                 if (fstat(fd, &st) < 0 ||
                     buf_printf(out, "%zu %llu %lld %s\n", i, (unsigned long long)st.st_ino,
-                               (long long)ctime_ns(&st), views[i].prefix) < 0) {
+                               (long long)ctime_ns(&st), w.views[i].prefix) < 0) {
                         close(fd);
                         return -ENOMEM;
                 }
                 _cleanup_buf_ struct buf path = {0};
-                if (buf_puts(&path, views[i].prefix) < 0) {
+                if (buf_puts(&path, w.views[i].prefix) < 0) {
                         close(fd);
                         return -ENOMEM;
                 }
@@ -207,7 +240,7 @@ static int snap_parse(struct walk *w, char *text, size_t len)
                 unsigned long long ino;
                 long long ct;
                 if (sscanf(p, "%d %llu %lld %n", &view, &ino, &ct, &off) == 3 && off > 0 &&
-                    view >= 0 && (size_t)view < ARRAY_SIZE(views))
+                    view >= 0 && (size_t)view < NVIEWS)
                         w->s[w->ns++] = (struct snap){view, ino, ct, p + off, false};
                 p = nl + 1;
         }
@@ -221,75 +254,131 @@ static struct snap *snap_find(struct walk *w, int view, const char *path)
         return bsearch(&key, w->s, w->ns, sizeof(*w->s), snap_cmp);
 }
 
-static int base_visit(struct walk *w, int view, const char *path, const struct stat *st, int dfd,
-                      const char *name)
+/* ---- an overlay upper against its lowers ---- */
+
+static bool is_whiteout(const struct stat *st)
 {
-        (void)dfd;
-        (void)name;
-        struct snap *s = snap_find(w, view, path);
-        if (!s)
-                return add_change(w, 'A', path) < 0 ? -ENOMEM : 1;
-        s->seen = true;
-        if (s->ino != st->st_ino || s->ctime_ns != ctime_ns(st))
-                return add_change(w, 'C', path) < 0 ? -ENOMEM : 1;
-        return 1;
+        return S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0);
 }
 
-/* /usr: an overlay upper. A whiteout (a 0:0 character device) is a deletion; an entry that
- * the host's /usr has is a change, else an addition; an opaque directory hides all of the
- * host's entries below it. */
-struct usr_ctx {
-        int usr_fd;
-};
-static struct usr_ctx usr;
-
-static bool lower_has(const char *rel)
+static bool is_opaque(int dirfd)
 {
-        struct stat st;
-        /* the host's /usr is trusted, but its symlinks are not overlay lookups: no follow */
-        return rel[0] && fstatat(usr.usr_fd, rel, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        char v[4] = "";
+        return fgetxattr(dirfd, "user.overlay.opaque", v, sizeof(v) - 1) > 0 && v[0] == 'y';
 }
 
+/*
+ * Whether the merged lowers show rel (relative, "" for their root), as overlayfs looks up: a
+ * layer at a time from the top, one component at a time without following links; a whiteout
+ * hides it, as does a non-directory or an opaque directory above it in a higher layer.
+ */
+static bool lower_has(const struct walk *w, const char *rel)
+{
+        if (!rel[0])
+                return true;
+        for (size_t i = 0; i < w->n_lower; i++) {
+                int dfd = fcntl(w->lower[i], F_DUPFD_CLOEXEC, 3);
+                bool opaque = false;
+                const char *p = rel;
+                while (dfd >= 0) {
+                        size_t len = strcspn(p, "/");
+                        char name[NAME_MAX + 1];
+                        struct stat st;
+                        snprintf(name, sizeof(name), "%.*s", (int)len, p);
+                        bool last = p[len] == '\0';
+                        if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                                break; /* not in this layer: below, unless opaque above */
+                        if (is_whiteout(&st) || (!last && !S_ISDIR(st.st_mode))) {
+                                close(dfd);
+                                return false;
+                        }
+                        if (last) {
+                                close(dfd);
+                                return true;
+                        }
+                        int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        close(dfd);
+                        dfd = sub;
+                        opaque |= dfd >= 0 && is_opaque(dfd);
+                        p += len + 1;
+                }
+                if (dfd >= 0)
+                        close(dfd);
+                if (opaque)
+                        return false;
+        }
+        return false;
+}
+
+/* rel relative to the lowers from a session path ("/usr/x" -> "x" for /usr's). */
+static const char *lower_rel(const struct walk *w, const char *path)
+{
+        const char *rel = path + strlen(w->lower_prefix);
+        return rel[0] == '/' ? rel + 1 : rel;
+}
+
+/* An opaque directory of the upper at path (open as dfd): what the lowers had below it is
+ * deleted, except what the upper has again. */
 static int opaque_deletions(struct walk *w, int dfd, const char *path)
 {
-        const char *rel = path + strlen("/usr") + (path[4] == '/');
-        _cleanup_close_ int lfd =
-            rel[0] ? openat(usr.usr_fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                   : openat(usr.usr_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (lfd < 0)
-                return 0;
-        _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(lfd));
-        struct dirent *de;
+        const char *rel = lower_rel(w, path);
         _cleanup_buf_ struct buf p = {0};
-        while (d && (de = readdir(d))) {
-                struct stat st;
-                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-                    fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+        for (size_t i = 0; i < w->n_lower; i++) {
+                _cleanup_close_ int lfd =
+                    rel[0] ? openat(w->lower[i], rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                           : openat(w->lower[i], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (lfd < 0)
                         continue;
-                p.len = 0;
-                if (buf_printf(&p, "%s/%s", path, de->d_name) < 0 || add_change(w, 'D', p.data) < 0)
-                        return -ENOMEM;
+                _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(lfd));
+                struct dirent *de;
+                while (d && (de = readdir(d))) {
+                        struct stat st;
+                        if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+                            fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                                continue;
+                        p.len = 0;
+                        if (buf_printf(&p, "%s/%s", path, de->d_name) < 0)
+                                return -ENOMEM;
+                        if (lower_has(w, lower_rel(w, p.data)) && add_change(w, 'D', p.data) < 0)
+                                return -ENOMEM;
+                }
         }
         return 0;
 }
 
-static int usr_visit(struct walk *w, int view, const char *path, const struct stat *st, int dfd,
-                     const char *name)
+/* One entry of an upper that the snapshot does not explain: a whiteout is a deletion; an entry
+ * the lowers show is a change, else an addition. */
+static int upper_visit(struct walk *w, int view, const char *path, const struct stat *st, int dfd,
+                       const char *name)
 {
         (void)view;
-        const char *rel = path + strlen("/usr/");
-        if (S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0))
+        if (is_whiteout(st))
                 return add_change(w, 'D', path) < 0 ? -ENOMEM : 0;
-        bool had = lower_has(rel);
+        bool had = lower_has(w, lower_rel(w, path));
         if (add_change(w, had ? 'C' : 'A', path) < 0)
                 return -ENOMEM;
-        if (!S_ISDIR(st->st_mode) || !had)
+        if (!S_ISDIR(st->st_mode) || !had || dfd < 0)
                 return 1;
-        char v[4] = "";
         _cleanup_close_ int fd = open_dir(dfd, name, w->dev);
-        if (fd >= 0 && fgetxattr(fd, "user.overlay.opaque", v, sizeof(v) - 1) > 0 && v[0] == 'y')
+        if (fd >= 0 && is_opaque(fd))
                 return opaque_deletions(w, fd, path) < 0 ? -ENOMEM : 1;
         return 1;
+}
+
+/* The snapshot's views: what it has unchanged is not listed; the rest of an overlay root
+ * (view 0 of ovl_views) is read against the lowers, the rest of a plain directory is new. */
+static int base_visit(struct walk *w, int view, const char *path, const struct stat *st, int dfd,
+                      const char *name)
+{
+        struct snap *s = snap_find(w, view, path);
+        if (s)
+                s->seen = true;
+        bool same = s && s->ino == st->st_ino && s->ctime_ns == ctime_ns(st);
+        if (same)
+                return 1;
+        if (view == 0 && w->views == ovl_views && path[0])
+                return upper_visit(w, view, path, st, dfd, name);
+        return add_change(w, s ? 'C' : 'A', path) < 0 ? -ENOMEM : 1;
 }
 
 static int change_cmp(const void *a, const void *b)
@@ -307,21 +396,21 @@ static void walk_free(struct walk *w)
         free(w->s);
 }
 
-static int run_views(struct walk *w, int layer_fd, int usr_fd)
+static int run_views(struct walk *w, int layer_fd)
 {
         int r = 0;
-        for (size_t i = 0; r == 0 && i < ARRAY_SIZE(views); i++) {
-                int fd = open_dir(layer_fd, views[i].dir, w->dev);
+        for (size_t i = 0; r == 0 && i < NVIEWS; i++) {
+                int fd = open_dir(layer_fd, w->views[i].dir, w->dev);
                 if (fd < 0)
                         return fd;
                 struct stat st;
                 if (fstat(fd, &st) == 0 &&
-                    (r = base_visit(w, (int)i, views[i].prefix, &st, -1, NULL)) < 0) {
+                    (r = base_visit(w, (int)i, w->views[i].prefix, &st, -1, NULL)) < 0) {
                         close(fd);
                         return r;
                 }
                 _cleanup_buf_ struct buf path = {0};
-                if (buf_puts(&path, views[i].prefix) < 0) {
+                if (buf_puts(&path, w->views[i].prefix) < 0) {
                         close(fd);
                         return -ENOMEM;
                 }
@@ -330,30 +419,30 @@ static int run_views(struct walk *w, int layer_fd, int usr_fd)
         /* what the snapshot had and the layer has no more */
         for (size_t i = 0; r == 0 && i < w->ns; i++)
                 if (!w->s[i].seen)
-                        r = add_change(
-                            w, 'D',
-                            views[w->s[i].view].prefix[0] || w->s[i].path[0] ? w->s[i].path : "/");
-        if (r < 0)
+                        r = add_change(w, 'D',
+                                       w->views[w->s[i].view].prefix[0] || w->s[i].path[0]
+                                           ? w->s[i].path
+                                           : "/");
+        if (r < 0 || w->views == ovl_views)
                 return r;
-        int fd = open_dir(layer_fd, "upper", w->dev);
-        int ufd = fd >= 0 ? open_dir(fd, "usr", w->dev) : fd;
-        if (fd >= 0)
-                close(fd);
+        /* a host base's /usr: the overlay upper upper/usr over the host's /usr */
+        int ufd = open_dir(layer_fd, "upper/usr", w->dev);
         if (ufd < 0)
                 return ufd;
-        usr.usr_fd = usr_fd;
         _cleanup_buf_ struct buf path = {0};
         if (buf_puts(&path, "/usr") < 0) {
                 close(ufd);
                 return -ENOMEM;
         }
-        return walk_dir(w, 0, ufd, &path, 0, usr_visit);
+        return walk_dir(w, 0, ufd, &path, 0, upper_visit);
 }
 
-int layerdiff_run(int layer_fd, const char *snapshot, size_t len, int usr_fd, struct buf *out,
-                  bool *truncated)
+int layerdiff_run(int layer_fd, const char *snapshot, size_t len, const int *lower,
+                  size_t n_lower, struct buf *out, bool *truncated)
 {
-        struct walk w = {0};
+        struct walk w = {.lower = lower, .n_lower = n_lower};
+        w.views = layerdiff_overlay_root(layer_fd) ? ovl_views : host_views;
+        w.lower_prefix = w.views == ovl_views ? "" : "/usr";
         _cleanup_free_ char *text = malloc(len + 1);
         if (!text)
                 return -ENOMEM;
@@ -363,7 +452,7 @@ int layerdiff_run(int layer_fd, const char *snapshot, size_t len, int usr_fd, st
         if (r == 0)
                 r = snap_parse(&w, text, len);
         if (r == 0)
-                r = run_views(&w, layer_fd, usr_fd);
+                r = run_views(&w, layer_fd);
         if (r == 0) {
                 qsort(w.v, w.n, sizeof(*w.v), change_cmp);
                 /* "/" itself is not listed (as docker diff): it is the base */

@@ -21,15 +21,20 @@
 
 /* Whether fd's layer is that of a host-base session (newroot/ and upper/usr/). */
 bool layerdiff_host_base(int layer_fd);
-/* The entries of the host base's own views (/, /workspace, /tmp) right after create, as text
- * lines "VIEW INO CTIME_NS PATH". 0, -E2BIG beyond LAYERDIFF_SNAPSHOT_MAX, or -errno. */
+/* Whether its "/" is an overlay whose upper is upper/root/ (--rootfs, --image sessions). */
+bool layerdiff_overlay_root(int layer_fd);
+/* The entries of the layer's own views (/: a host base's newroot/ or an overlay root's upper,
+ * /workspace, /tmp) right after create, as text lines "VIEW INO CTIME_NS PATH". 0, -E2BIG
+ * beyond LAYERDIFF_SNAPSHOT_MAX, or -errno. */
 int layerdiff_snapshot(int layer_fd, struct buf *out);
 /* How deep the walk goes; below that the list is cut (and says so). */
 #define LAYERDIFF_MAX_DEPTH 256
 /*
- * The changes since the snapshot, plus those of the /usr overlay against usr_fd (the host's
- * /usr), as "K /path" strings, each NUL-terminated (K: A added, C changed, D deleted) sorted by path. *truncated
+ * The changes since the snapshot; the entries of an overlay upper that the snapshot does not
+ * explain are read against lower (n_lower directory fds, top first): for a host base, its /usr
+ * overlay against the host's /usr; for an overlay root, "/" against the --rootfs directory or
+ * the image's layers, as "K /path" strings, each NUL-terminated (K: A added, C changed, D deleted) sorted by path. *truncated
  * when more than LAYERDIFF_MAX, or a tree deeper than LAYERDIFF_MAX_DEPTH. 0 or -errno.
  */
-int layerdiff_run(int layer_fd, const char *snapshot, size_t len, int usr_fd, struct buf *out,
-                  bool *truncated);
+int layerdiff_run(int layer_fd, const char *snapshot, size_t len, const int *lower,
+                  size_t n_lower, struct buf *out, bool *truncated);
