@@ -18,16 +18,19 @@
 #define TOKEN_FILE "serve-token"
 #define META_FILE "serve.json"
 
-/* The session's directory: -ENOENT when there is no such session. */
-static int open_session(const char *id)
+/* The directory of the session that ref (an id or a name) names: -ENOENT when none. */
+static int open_session(const char *ref)
 {
-        if (!session_id_valid(id))
-                return -ENOENT;
         struct sbx_error e = {0};
+        if (runtime_check_ref(ref, &e) < 0)
+                return -ENOENT;
         _cleanup_close_ int rtfd = -1;
         int r = runtime_open(&rtfd, &e);
         if (r < 0)
                 return r;
+        char id[SESSION_ID_LEN + 1];
+        if (runtime_resolve(rtfd, ref, id, &e) < 0)
+                return -ENOENT;
         return runtime_open_session(rtfd, id);
 }
 
@@ -108,4 +111,23 @@ int serve_meta_read(const char *id, struct buf *out)
         if (sessfd < 0)
                 return sessfd;
         return read_file_at(sessfd, META_FILE, out, 1 << 20);
+}
+
+#define PAUSED_FILE "serve-paused"
+
+bool serve_meta_paused(const char *id)
+{
+        _cleanup_close_ int sessfd = open_session(id);
+        return sessfd >= 0 && faccessat(sessfd, PAUSED_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+int serve_meta_set_paused(const char *id, bool paused)
+{
+        _cleanup_close_ int sessfd = open_session(id);
+        if (sessfd < 0)
+                return sessfd;
+        if (!paused)
+                return unlinkat(sessfd, PAUSED_FILE, 0) < 0 && errno != ENOENT ? -errno : 0;
+        int r = write_file_at(sessfd, PAUSED_FILE, "", 0, 0600);
+        return r == -EEXIST ? 0 : r;
 }

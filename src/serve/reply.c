@@ -6,6 +6,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "serve-internal.h"
 
 void serve_response_clear(struct serve_response *rs)
@@ -137,4 +139,56 @@ int serve_multipart(const struct serve_request *rq, serve_part_fn fn, void *ctx)
         if (p.r < 0)
                 return p.r;
         return ok == MHD_YES && done == MHD_YES ? 0 : -EBADMSG;
+}
+
+/* The last non-empty line of text (an sbx error on stderr), in out. */
+static void last_line(const struct buf *b, char *out, size_t n)
+{
+        out[0] = '\0';
+        if (!b || !b->data)
+                return;
+        size_t end = b->len;
+        while (end > 0 && (b->data[end - 1] == '\n' || b->data[end - 1] == ' '))
+                end--;
+        size_t start = end;
+        while (start > 0 && b->data[start - 1] != '\n')
+                start--;
+        snprintf(out, n, "%.*s", (int)(end - start), b->data + start);
+}
+
+int serve_reply_sbx_error(struct serve_response *rs, int exit_code, const struct buf *out,
+                          const struct buf *err)
+{
+        char code[64] = "", msg[1024] = "";
+        json_object *o = out && out->data ? json_tokener_parse(out->data) : NULL;
+        json_object *e = NULL, *v = NULL;
+        if (o && json_object_object_get_ex(o, "error", &e)) {
+                if (json_object_object_get_ex(e, "code", &v))
+                        snprintf(code, sizeof(code), "%s", json_object_get_string(v));
+                if (json_object_object_get_ex(e, "message", &v))
+                        snprintf(msg, sizeof(msg), "%s", json_object_get_string(v));
+        }
+        json_object_put(o);
+        if (!msg[0])
+                last_line(err, msg, sizeof(msg));
+        if (!msg[0])
+                snprintf(msg, sizeof(msg), "sbx failed with exit code %d", exit_code);
+        switch (exit_code) {
+        case EXIT_NO_SESSION:
+                return serve_reply_error(rs, 404, "SBX::SANDBOX_NOT_FOUND", "%s", msg);
+        case EXIT_USAGE:
+                return serve_reply_error(rs, 400, "SANDBOX::INVALID_PARAMETER", "%s", msg);
+        case EXIT_UNSUPPORTED:
+                return serve_reply_error(rs, 501, "SANDBOX::API_NOT_SUPPORTED", "%s", msg);
+        case EXIT_FAILED:
+                if (strcmp(code, "not_found") == 0)
+                        return serve_reply_error(rs, 404, "SBX::NOT_FOUND", "%s", msg);
+                if (strcmp(code, "unavailable") == 0)
+                        return serve_reply_error(rs, 400, "SBX::IMAGE_UNAVAILABLE", "%s", msg);
+                if (strcmp(code, "limit") == 0)
+                        return serve_reply_error(rs, 429, "SBX::LIMIT", "%s", msg);
+                return serve_reply_error(rs, 409, "SBX::CONFLICT", "%s", msg);
+        default:
+                return serve_reply_error(rs, 500, "SANDBOX::UNKNOWN_ERROR", "%s", msg);
+        }
 }

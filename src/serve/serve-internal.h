@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "config/config.h"
+#include "create_req.h"
 #include "mhd_lib.h"
 #include "serve.h"
 
@@ -21,6 +23,8 @@ struct serve {
         struct MHD_Daemon *daemon;
         int listen_fd;
         char host[64]; /* the address as clients reach it, for endpoint URLs: "127.0.0.1:8083" */
+        struct sbx_config config; /* the [serve] keys and the rest, loaded once at start */
+        struct serve_policy policy;
         uint64_t max_upload; /* [serve] max_upload */
         char **child_env;    /* the environment of the sbx commands serve runs */
 };

@@ -64,6 +64,12 @@ static enum MHD_Result queue(struct serve *srv, struct MHD_Connection *c,
                         rs->body = (struct buf){0};
         } else {
                 resp = m->create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+                /* libmicrohttpd leaves Content-Length out of a 204, as RFC 9110 allows; the
+                 * OpenSandbox TypeScript SDK fails on an empty answer without it */
+                if (resp && rs->status == 204 &&
+                    m->set_response_options(resp, MHD_RF_INSANITY_HEADER_CONTENT_LENGTH,
+                                            MHD_RO_END) == MHD_YES)
+                        m->add_response_header(resp, "Content-Length", "0");
         }
         if (!resp) {
                 serve_response_clear(rs);
@@ -250,16 +256,28 @@ static int wait_for_stop(void)
 
 int serve_run(const struct serve_options *o, struct sbx_error *e)
 {
-        struct serve srv = {.opt = *o, .listen_fd = -1, .max_upload = 256u << 20};
-        srv.mhd = mhd_lib_load(e);
-        if (!srv.mhd)
-                return -ENOSYS;
-        int r = serve_listen(&srv, e);
-        if (r < 0)
+        struct serve srv = {.opt = *o, .listen_fd = -1};
+        config_init_defaults(&srv.config);
+        int r = config_load(&srv.config, o->config_file, e);
+        if (r < 0) {
+                config_free(&srv.config);
                 return r;
+        }
+        srv.policy = (struct serve_policy){.host_images = srv.config.serve_host_images,
+                                           .volume_roots = srv.config.serve_volume_roots,
+                                           .allow_all_egress = srv.config.serve_network_host};
+        srv.max_upload = srv.config.serve_max_upload;
+        srv.mhd = mhd_lib_load(e);
+        if (srv.mhd)
+                r = serve_listen(&srv, e);
+        if (!srv.mhd || r < 0) {
+                config_free(&srv.config);
+                return srv.mhd ? r : -ENOSYS;
+        }
         srv.child_env = env_without_key();
         if (!srv.child_env) {
                 (void)close(srv.listen_fd);
+                config_free(&srv.config);
                 return sbx_fail(e, EXIT_SBX_FAILED, "internal", ENOMEM, "failed to start");
         }
         /* the threads inherit this mask: the signals that stop serve reach sigwait alone */
@@ -279,14 +297,16 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
         if (!srv.daemon) {
                 (void)close(srv.listen_fd);
                 free(srv.child_env);
+                config_free(&srv.config);
                 return sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
                                 "failed to start the HTTP server on '%s'", srv.host);
         }
         printf("listening on http://%s\n", srv.host);
         fflush(stdout);
         r = wait_for_stop();
+        /* MHD closes the listening socket it was given */
         srv.mhd->stop_daemon(srv.daemon);
-        (void)close(srv.listen_fd);
         free(srv.child_env);
+        config_free(&srv.config);
         return r;
 }
