@@ -426,8 +426,24 @@ execd() {
         [ "$tok" = "$old" ] || fail "the token changed across the restart"
         execd GET /ping
         expect_code 200
-        # a session made with the CLI is a sandbox too
-        new_session --ttl 5m
+        # a session made with the CLI is a sandbox too, by id or by name
+        new_session --ttl 5m --name web
         api GET "/v1/sandboxes/$sid"
         expect_code 200
+        api GET /v1/sandboxes/web/endpoints/44772
+        expect_code 200
+        [[ $(jq -r .endpoint <<<"$body") == */sandboxes/$sid/proxy/44772 ]] || fail "$body"
+}
+
+@test "serve: an entrypoint other than the idle default runs as a detached command" {
+        start_serve
+        new_sandbox '{"image":{"uri":"x"},"timeout":600,
+                "entrypoint":["sh","-c","echo up >/tmp/ep; exec sleep 300"]}'
+        sbx_ok ps --json "$sid"
+        json '.[0].state == "running" and .[0].argv[0] == "sh"' >/dev/null || fail "ps: $output"
+        wait_until 5 "$SBX" exec "$sid" test -s /tmp/ep || fail "the entrypoint did not run"
+        # the default one is not run: nothing to keep a session alive for
+        new_sandbox
+        sbx_ok ps --json "$sid"
+        [ "$output" = "[]" ] || fail "ps: $output"
 }

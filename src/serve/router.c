@@ -185,8 +185,7 @@ const struct serve_route *serve_route_find(struct serve *srv, struct serve_reque
                 return NULL;
         rq->path = path;
         bool known = false;
-        const struct serve_route *rt =
-                lookup(serve_lifecycle_routes, rq->method, path, rq, &known);
+        const struct serve_route *rt = lookup(serve_lifecycle_routes, rq->method, path, rq, &known);
         if (!rt)
                 serve_reply_error(rs, known ? 405 : 404, known ? "METHOD_NOT_ALLOWED" : "NOT_FOUND",
                                   "%s %s is not a route of this server", rq->method, path);
@@ -240,15 +239,20 @@ int serve_listen(struct serve *srv, struct sbx_error *e)
         socklen_t len;
         const char *l = srv->opt.listen;
         if (parse_listen(l, &ss, &len) < 0)
-                return sbx_usage(e, "invalid --listen '%s': expected ADDR:PORT ('127.0.0.1:8083', "
-                                    "'[::1]:8083')", l);
+                return sbx_usage(e,
+                                 "invalid --listen '%s': expected ADDR:PORT ('127.0.0.1:8083', "
+                                 "'[::1]:8083')",
+                                 l);
         if (!is_loopback(&ss) && !srv->opt.api_key)
-                return sbx_usage(e, "refusing to listen on '%s' without an API key: set "
-                                    "SBX_SERVE_API_KEY or --api-key-file, or listen on a "
-                                    "loopback address", l);
+                return sbx_usage(e,
+                                 "refusing to listen on '%s' without an API key: set "
+                                 "SBX_SERVE_API_KEY or --api-key-file, or listen on a "
+                                 "loopback address",
+                                 l);
         int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
-                return sbx_fail(e, EXIT_SBX_FAILED, "internal", errno, "failed to listen on '%s'", l);
+                return sbx_fail(e, EXIT_SBX_FAILED, "internal", errno, "failed to listen on '%s'",
+                                l);
         int one = 1;
         (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0 ||
