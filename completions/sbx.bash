@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check commit connect cp create destroy diff edit exec glob grep help image kill list log logs ls mcp net pause ps read resume run stats tools wait write"
+_sbx_commands="check commit connect cp create destroy diff edit exec glob grep help image kill list log logs ls mcp net pause ps read resume run serve stats tools wait write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
@@ -32,6 +32,7 @@ _sbx_flags() {
         list) echo "--quiet $common" ;;
         stats) echo "--watch $common" ;;
         mcp) echo "--any-session --destroy-on-close --max-output $common" ;;
+        serve) echo "--api-key-file --listen $common" ;;
         read) echo "--binary --limit --offset $common" ;;
         run) echo "$_sbx_create_flags --interactive --max-output --tty $common" ;;
         esac
@@ -40,8 +41,8 @@ _sbx_flags() {
 # Does option $1 take the next word as its value? (The same in every command that has it.)
 _sbx_takes_value() {
         case $1 in
-        --after-context | --allow-host | --before-context | --config | --context | --cpus | --cursor | \
-                --disk | --env | --glob | --hostname | --image | --limit | --max-output | \
+        --after-context | --allow-host | --api-key-file | --before-context | --config | --context | --cpus | --cursor | \
+                --disk | --env | --glob | --hostname | --image | --limit | --listen | --max-output | \
                 --memory | --mode | --mount | --name | --net | --new-file | --nofile | \
                 --offset | --old-file | --package | --path | --pids | --ptys | --rootfs | --seccomp | \
                 --timeout | --ttl | --workdir | -A | -B | -C | -e | -t | -w)
@@ -214,7 +215,7 @@ _sbx() {
                         _sbx_reply < <(compgen -f -- "$cur")
                 fi
                 ;;
-        create | list | check | tools | mcp)
+        create | list | check | tools | mcp | serve)
                 _sbx_reply < <(compgen -W "$(_sbx_flags "$cmd")" -- "$cur")
                 ;;
         esac

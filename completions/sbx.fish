@@ -131,6 +131,7 @@ complete -c sbx -n __sbx_needs_command -a check -d 'what this host supports, and
 complete -c sbx -n __sbx_needs_command -a help -d 'show help for sbx or one command'
 complete -c sbx -n __sbx_needs_command -a tools -d 'the tool definitions for a model'
 complete -c sbx -n __sbx_needs_command -a mcp -d 'serve the tools over MCP on stdio'
+complete -c sbx -n __sbx_needs_command -a serve -d 'serve the OpenSandbox HTTP API'
 complete -c sbx -n __sbx_needs_command -a cp -d 'copy files or directories into or out of a session'
 complete -c sbx -n __sbx_needs_command -a diff -d 'what a session changed against its base'
 complete -c sbx -n __sbx_needs_command -a net -d 'change a live session\'s allow list'
@@ -147,10 +148,10 @@ complete -c sbx -n __sbx_needs_command -a commit -d "a session's writable layer 
 complete -c sbx -n __sbx_wants_session -a '(__sbx_sessions)' -d session
 complete -c sbx -n __sbx_wants_program -a '(__fish_complete_command)'
 complete -c sbx -n '__sbx_using help; and test (__sbx_operands) -eq 0' \
-    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit'
+    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit serve'
 
 # options of every command
-set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit
+set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit serve
 complete -c sbx -n "__sbx_using $all" -l json -d 'print one JSON document on stdout'
 complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini on top'
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
@@ -204,6 +205,8 @@ complete -c sbx -n '__sbx_using destroy' -l force -d 'no error for missing sessi
 complete -c sbx -n '__sbx_using mcp' -l any-session -d 'let the tools act on all your sessions'
 complete -c sbx -n '__sbx_using mcp' -l destroy-on-close -d 'destroy the connection\'s sessions when it ends'
 complete -c sbx -n '__sbx_using mcp' -l max-output -x -d 'text of one result a model reads'
+complete -c sbx -n '__sbx_using serve' -l listen -r -d 'address to listen on (ADDR:PORT)'
+complete -c sbx -n '__sbx_using serve' -l api-key-file -r -F -d 'the API key clients must send'
 complete -c sbx -n '__sbx_using list' -s q -l quiet -d 'print only the ids'
 
 # file commands
