@@ -171,6 +171,14 @@ const struct command sbx_commands[] = {
          "  claude mcp add sbx -- sbx mcp\n"
          "  sbx mcp --config ~/.config/sbx/agent.ini\n",
          "--any-session --json --config --help"},
+        {"serve", cmd_serve, "[--listen ADDR:PORT] [--api-key-file FILE]",
+         "serve the OpenSandbox lifecycle and execd HTTP API",
+         "      --listen ADDR:PORT  address to listen on (127.0.0.1:8083)\n"
+         "      --api-key-file FILE the API key clients must send (else SBX_SERVE_API_KEY)\n"
+         GLOBAL_OPTIONS,
+         "  SBX_SERVE_API_KEY=secret sbx serve\n"
+         "  sbx serve --listen 0.0.0.0:8083 --api-key-file /etc/sbx/serve.key\n",
+         "--listen --api-key-file --json --config --help"},
 };
 const size_t sbx_n_commands = sizeof(sbx_commands) / sizeof(sbx_commands[0]);
 

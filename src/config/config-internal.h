@@ -38,6 +38,10 @@ enum config_key_id {
         KEY_AUDIT_DIR,
         KEY_IMAGE_PULL,
         KEY_INSECURE_REGISTRIES,
+        KEY_SERVE_NETWORK,
+        KEY_SERVE_HOST_IMAGES,
+        KEY_SERVE_VOLUME_ROOTS,
+        KEY_SERVE_MAX_UPLOAD,
         KEY__MAX,
 };
 

@@ -45,6 +45,7 @@ void config_init_defaults(struct sbx_config *c)
             .uid_range_pick = true,
             .uid_range_count = 65536,
             .image_lock_fd = -1,
+            .serve_max_upload = UINT64_C(256) << 20,
         };
 }
 
@@ -62,6 +63,8 @@ void config_free(struct sbx_config *c)
         strv_freep(&c->allow_hosts);
         free(c->audit_dir);
         strv_freep(&c->insecure_registries);
+        strv_freep(&c->serve_host_images);
+        strv_freep(&c->serve_volume_roots);
         strv_freep(&c->warnings);
         free(c->image_layers_dir);
         strv_freep(&c->image_layers);

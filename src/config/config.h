@@ -86,6 +86,12 @@ struct sbx_config {
         bool image_pull_never;      /* pull = never: --image of a missing image fails */
         char **insecure_registries; /* "HOST[:PORT]" reached over plain HTTP; may be NULL */
 
+        /* [serve] (sbx serve, the OpenSandbox API) */
+        bool serve_network_host;    /* network = host: a sandbox without a policy gets all egress */
+        char **serve_host_images;   /* image uris answered with the host's base; "*": all */
+        char **serve_volume_roots;  /* host directories that volumes may come from */
+        uint64_t serve_max_upload;  /* largest upload body; default 256M */
+
         /* Non-fatal messages for the CLI to print ("volume host path '/x' does not exist:
          * skipped"). NULL-terminated, may be NULL. */
         char **warnings;

@@ -393,6 +393,50 @@ static int set_insecure_registries(struct sbx_config *c, struct layer *l,
         return for_each_item(c, l, k, v, true, add_registry);
 }
 
+/* [serve] network: what a sandbox made through sbx serve without a networkPolicy gets. */
+static int set_serve_network(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                             const char *v)
+{
+        if (strcmp(v, "none") != 0 && strcmp(v, "host") != 0)
+                return layer_invalid(l, k, v, "expected %s", k->expected);
+        c->serve_network_host = strcmp(v, "host") == 0;
+        return 0;
+}
+
+static int add_host_image(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                          const char *item)
+{
+        if (strpbrk(item, " \t\"") || strlen(item) > 255)
+                return layer_invalid(l, k, item, "expected %s", k->expected);
+        char *s = strdup(item);
+        return s && strv_push(&c->serve_host_images, s) >= 0 ? 0 : (free(s), layer_oom(l));
+}
+
+static int set_serve_host_images(struct sbx_config *c, struct layer *l,
+                                 const struct config_key *k, const char *v)
+{
+        if (!config_seen(c, l, k->id))
+                strv_clear(&c->serve_host_images);
+        return for_each_item(c, l, k, v, true, add_host_image);
+}
+
+static int add_volume_root(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                           const char *item)
+{
+        if (item[0] != '/' || strstr(item, "/..") || strstr(item, "../"))
+                return layer_invalid(l, k, item, "expected %s", k->expected);
+        char *s = strdup(item);
+        return s && strv_push(&c->serve_volume_roots, s) >= 0 ? 0 : (free(s), layer_oom(l));
+}
+
+static int set_serve_volume_roots(struct sbx_config *c, struct layer *l,
+                                  const struct config_key *k, const char *v)
+{
+        if (!config_seen(c, l, k->id))
+                strv_clear(&c->serve_volume_roots);
+        return for_each_item(c, l, k, v, true, add_volume_root);
+}
+
 #define MOUNT_SKIPPED "volume host path "
 
 static void mount_clear(struct sbx_mount *m)
@@ -538,6 +582,20 @@ static const struct config_key keys[KEY__MAX] = {
                                  "SBX_INSECURE_REGISTRIES", NULL, .list = true,
                                  .set = set_insecure_registries,
                                  .expected = "a registry HOST[:PORT] like 127.0.0.1:5000"},
+    [KEY_SERVE_NETWORK] = {KEY_SERVE_NETWORK, "serve", "network", "SBX_SERVE_NETWORK", NULL,
+                           .set = set_serve_network, .expected = "none or host"},
+    [KEY_SERVE_HOST_IMAGES] = {KEY_SERVE_HOST_IMAGES, "serve", "host_images",
+                               "SBX_SERVE_HOST_IMAGES", NULL, .list = true,
+                               .set = set_serve_host_images,
+                               .expected = "an image uri like python:3.11, or *"},
+    [KEY_SERVE_VOLUME_ROOTS] = {KEY_SERVE_VOLUME_ROOTS, "serve", "volume_roots",
+                                "SBX_SERVE_VOLUME_ROOTS", NULL, .list = true,
+                                .set = set_serve_volume_roots,
+                                .expected = "an absolute path without '..'"},
+    [KEY_SERVE_MAX_UPLOAD] = {KEY_SERVE_MAX_UPLOAD, "serve", "max_upload", "SBX_SERVE_MAX_UPLOAD",
+                              NULL, .set = set_size, NUM(serve_max_upload), .min = 1,
+                              .max = UINT64_MAX, .expected = "a size like 256M",
+                              .range = "must be at least 1 byte"},
 };
 
 const struct config_key *config_keys(size_t *ret_n)

@@ -176,6 +176,10 @@ struct exec_request {
         uint64_t timeout_ms; /* 0: the session's */
         bool capture;        /* --json: capture combined output instead of streaming */
         uint64_t max_output; /* capture cap in bytes; 0 = unlimited */
+        /* Called once the command's reaper B runs, with its pidfd (exec -d records B's pid:
+         * `sbx kill` signals the command through it). NULL: nothing. */
+        void (*on_reaper)(int reaper_pidfd, void *arg);
+        void *on_reaper_arg;
 };
 
 struct exec_result {

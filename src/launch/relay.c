@@ -295,6 +295,8 @@ int relay_run(struct exec_fds *f, const struct exec_request *rq, uint64_t timeou
         if (setup(&r) < 0)
                 return sbx_internal(e, errno, "failed to set up the output relay");
         _cleanup_close_ int sigfd = r.sigfd;
+        if (rq->on_reaper)
+                rq->on_reaper(f->reaper_pidfd, rq->on_reaper_arg);
         uint64_t deadline = now_monotonic_ms() + timeout_ms;
 
         while (!r.got_exit && !r.ended) {

@@ -12,6 +12,7 @@
 #include "shared/macros.h"
 #include "shared/util.h"
 #include "audit.h"
+#include "cmds.h"
 #include "state.h"
 
 int runtime_dir_path(char *out, size_t n)
@@ -202,6 +203,8 @@ void runtime_remove_session(int rtfd, const char *id)
         _cleanup_close_ int fd = runtime_open_session(rtfd, id);
         if (fd < 0)
                 return;
+        /* its detached commands' keepers first: they write in this directory */
+        cmds_remove_all(fd);
         _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(fd));
         if (!d)
                 return;

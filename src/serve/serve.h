@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sbx serve`: the OpenSandbox lifecycle and execd HTTP API as a front-end beside the CLI and
+ * MCP (docs/design/serve.md). HTTP itself (parsing, keep-alive, chunked coding, connection
+ * threads, multipart bodies) is libmicrohttpd's; this layer routes a request to a handler, and
+ * every handler is a thin adapter: a session operation is done by running this same binary's
+ * command for it (serve_sbx_run / serve_sbx_spawn), never coded a second time.
+ */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shared/buf.h"
+#include "shared/error.h"
+
+/* What `sbx serve` was started with (cli/cmd_serve.c fills it). */
+struct serve_options {
+        const char *listen;      /* "ADDR:PORT" (default 127.0.0.1:8083) */
+        const char *api_key;     /* NULL: no key (allowed on a loopback address only) */
+        const char *config_file; /* --config, handed on to every sbx command serve runs */
+};
+
+/* Run the server until SIGINT or SIGTERM: 0, or -errno with *e set (nothing bound then). */
+int serve_run(const struct serve_options *o, struct sbx_error *e);
+
+struct serve;      /* the server (server.c) */
+struct serve_conn; /* one request's libmicrohttpd connection */
+
+/* One request, handed to a handler with its body complete. */
+struct serve_request {
+        struct serve *srv;
+        struct serve_conn *conn;
+        const char *method; /* "GET", "POST", ... */
+        /* The path below the route's prefix: "/files/info" for an execd route of
+         * /sandboxes/{id}/proxy/44772/files/info, "/sandboxes/x" for /v1/sandboxes/x. */
+        const char *path;
+        const char *params[4]; /* the path's {} segments, in order (URL-decoded) */
+        size_t n_params;
+        /* The body: in memory (NUL-terminated; NULL when empty), or for a route with
+         * SERVE_ROUTE_BIG_BODY in body_fd (a memfd at offset 0, -1 when empty). */
+        const char *body;
+        size_t body_len;
+        int body_fd;
+        /* execd routes: the session's id (the route's access token has been checked) */
+        const char *session_id;
+};
+
+/* A request header or query argument (NULL when absent); valid during the handler. */
+const char *serve_header(const struct serve_request *rq, const char *name);
+const char *serve_query(const struct serve_request *rq, const char *name);
+/* Each value of a query argument that may repeat (?state=a&state=b): fn is called per value. */
+void serve_query_each(const struct serve_request *rq, const char *name,
+                      void (*fn)(void *ctx, const char *value), void *ctx);
+
+/*
+ * The parts of a multipart/form-data body, parsed by libmicrohttpd: fn is called with each
+ * piece of each part in order (off is the offset of data within the part; a part arrives in
+ * one or more pieces). fn returns 0 to go on or -errno to stop. Returns 0, -EBADMSG for a body
+ * that is not multipart/form-data, or fn's error.
+ */
+typedef int (*serve_part_fn)(void *ctx, const char *name, const char *filename,
+                             const char *content_type, uint64_t off, const char *data,
+                             size_t size);
+int serve_multipart(const struct serve_request *rq, serve_part_fn fn, void *ctx);
+
+/*
+ * A streamed body (SSE, a download): read() fills buf with up to max bytes of the body from
+ * offset pos and returns how many, SERVE_STREAM_END at the end, SERVE_STREAM_ERROR to abort
+ * the connection; it may block (each connection has its own thread). free() is called once
+ * when the response is done, also when the client went away (the stream's cleanup, e.g.
+ * killing a foreground command).
+ */
+#define SERVE_STREAM_END ((ssize_t)-1)
+#define SERVE_STREAM_ERROR ((ssize_t)-2)
+struct serve_stream {
+        ssize_t (*read)(void *ctx, uint64_t pos, char *buf, size_t max);
+        void (*free)(void *ctx);
+        void *ctx;
+        uint64_t size; /* UINT64_MAX: unknown (chunked) */
+};
+
+#define SERVE_MAX_HEADERS 8
+
+/* The handler's answer. Zeroed before the handler runs (status 0 = 500). */
+struct serve_response {
+        unsigned status;
+        const char *content_type; /* static; NULL: application/json when body, none else */
+        struct buf body;          /* an empty body is sent with Content-Length: 0 */
+        struct serve_stream stream; /* stream.read set: the body is this stream instead */
+        struct {
+                char *name, *value; /* owned */
+        } headers[SERVE_MAX_HEADERS];
+        size_t n_headers;
+};
+
+/* Add a header: 0, -ENOMEM, or -E2BIG past SERVE_MAX_HEADERS. */
+int serve_add_header(struct serve_response *rs, const char *name, const char *fmt, ...)
+        _printf_(3, 4);
+/* A JSON answer: status and body taken from b (b is emptied). */
+int serve_reply_json(struct serve_response *rs, unsigned status, struct buf *b);
+/* An empty answer (Content-Length: 0). */
+int serve_reply_empty(struct serve_response *rs, unsigned status);
+/* The error body every non-2xx answer has: {"code":code,"message":message}. */
+int serve_reply_error(struct serve_response *rs, unsigned status, const char *code,
+                      const char *fmt, ...) _printf_(4, 5);
+
+/* A handler: 0 with *rs filled, or -errno (answered 500 INTERNAL_ERROR). */
+typedef int (*serve_handler_fn)(struct serve_request *rq, struct serve_response *rs);
+
+enum {
+        /* the body may be large (uploads): spooled to a memfd up to [serve] max_upload, not
+         * held in memory (the 1 MiB limit of other routes) */
+        SERVE_ROUTE_BIG_BODY = 1 << 0,
+};
+
+/* pattern: a path where "{}" stands for one segment ("/command/status/{}"). */
+struct serve_route {
+        const char *method;
+        const char *pattern;
+        serve_handler_fn fn;
+        unsigned flags;
+};
+
+/* The route tables, each ended by an entry with a NULL method. */
+extern const struct serve_route serve_lifecycle_routes[]; /* under / and /v1 (lifecycle.c) */
+extern const struct serve_route serve_execd_routes[];     /* behind the proxy (execd.c) */
+extern const struct serve_route serve_file_routes[];      /* behind the proxy (files*.c) */
+
+/*
+ * Run `sbx ARGV...` (this binary, with serve's --config, and the API key removed from its
+ * environment) to completion: stdin from in_fd (-1: /dev/null), stdout into out (at most
+ * max_out bytes; more fails with -EFBIG), stderr into err (may be NULL). *ret_exit: its exit
+ * code (128+N for signal N). 0 or -errno when it could not be run.
+ */
+int serve_sbx_run(const struct serve *srv, char *const *argv, int in_fd, struct buf *out,
+                  size_t max_out, struct buf *err, int *ret_exit);
+
+/* A started `sbx ARGV...` with its output on pipes (serve_sbx_spawn). */
+struct serve_child {
+        pid_t pid;
+        int pidfd;
+        int out_fd; /* its stdout (and stderr too when merged) */
+        int err_fd; /* its stderr, -1 when merged */
+};
+#define SERVE_CHILD_INIT {.pid = -1, .pidfd = -1, .out_fd = -1, .err_fd = -1}
+int serve_sbx_spawn(const struct serve *srv, char *const *argv, int in_fd, bool merge_stderr,
+                    struct serve_child *ret);
+/* Wait for it (SIGKILL first when kill is set): its exit code as serve_sbx_run; closes all. */
+int serve_child_finish(struct serve_child *c, bool kill);
+
+/*
+ * Answer a failed sbx command from its --json output ({"error":{"code","message"}}): 404
+ * SANDBOX_NOT_FOUND for exit 3, 400 for usage errors, 409 for a state conflict, 501 for what
+ * the host cannot do, 500 otherwise.
+ */
+int serve_reply_sbx_error(struct serve_response *rs, int exit_code, const struct buf *out,
+                          const struct buf *err);
