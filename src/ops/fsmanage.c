@@ -71,15 +71,15 @@ static int set_perm(struct fs_names *names, const struct ops_fs_item *it, struct
 }
 
 /* rm -rf of the entry name in dirfd, depth levels deep at most. */
-static int remove_at(int dirfd, const char *name, unsigned depth)
+static int remove_at(int parent, const char *name, unsigned depth)
 {
-        if (unlinkat(dirfd, name, 0) == 0)
+        if (unlinkat(parent, name, 0) == 0)
                 return 0;
         if (errno != EISDIR && errno != EPERM)
                 return errno == ENOENT ? 0 : negerrno();
         if (depth >= OPS_WALK_MAX_DEPTH)
                 return -ELOOP;
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return negerrno();
         _cleanup_closedir_ DIR *d = fdopendir(fd);
@@ -91,7 +91,7 @@ static int remove_at(int dirfd, const char *name, unsigned depth)
         for (struct dirent *de; r == 0 && (de = readdir(d));)
                 if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
                         r = remove_at(dirfd(d), de->d_name, depth + 1);
-        if (r == 0 && unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+        if (r == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
                 r = negerrno();
         return r;
 }
