@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check connect cp create destroy diff edit exec glob grep help image list log ls mcp net pause read resume run stats tools write"
+_sbx_commands="check connect cp create destroy diff edit exec fs glob grep help image list log ls mcp net pause read resume run stats tools write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
@@ -14,7 +14,7 @@ _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory 
 _sbx_flags() {
         local common="--config --help --json"
         case $1 in
-        check | help | log | ls | cp | diff | net | resume | pause | tools | write) echo "$common" ;;
+        check | help | log | ls | cp | diff | fs | net | resume | pause | tools | write) echo "$common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;
@@ -186,6 +186,13 @@ _sbx() {
         case $cmd in
         connect | log | ls | read | write | edit | glob | grep | pause | resume | stats | net | diff | cp)
                 ((operands == 0)) && _sbx_reply < <(_sbx_sessions)
+                ;;
+        fs)
+                if ((operands == 0)); then
+                        _sbx_reply < <(_sbx_sessions)
+                elif ((operands == 1)); then
+                        _sbx_reply < <(compgen -W "chmod get info list mkdir mv put replace rm rmdir search" -- "$cur")
+                fi
                 ;;
         destroy) _sbx_reply < <(_sbx_sessions) ;;
         exec)
