@@ -23,6 +23,7 @@ static const struct {
     SYM(queue_response, MHD_queue_response),
     SYM(destroy_response, MHD_destroy_response),
     SYM(set_response_options, MHD_set_response_options),
+    SYM(get_connection_info, MHD_get_connection_info),
     SYM(create_post_processor, MHD_create_post_processor),
     SYM(post_process, MHD_post_process),
     SYM(destroy_post_processor, MHD_destroy_post_processor),

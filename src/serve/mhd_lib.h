@@ -24,6 +24,7 @@ struct mhd_lib {
         typeof(MHD_queue_response) *queue_response;
         typeof(MHD_destroy_response) *destroy_response;
         typeof(MHD_set_response_options) *set_response_options;
+        typeof(MHD_get_connection_info) *get_connection_info;
         typeof(MHD_create_post_processor) *create_post_processor;
         typeof(MHD_post_process) *post_process;
         typeof(MHD_destroy_post_processor) *destroy_post_processor;
