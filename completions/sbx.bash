@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check connect cp create destroy diff edit exec fs glob grep help image list log ls mcp net pause read resume run stats tools write"
+_sbx_commands="check connect cp create destroy diff edit exec fs glob grep help image list log ls mcp net pause read resume run serve stats tools write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
@@ -29,6 +29,7 @@ _sbx_flags() {
         list) echo "--quiet $common" ;;
         stats) echo "--watch $common" ;;
         mcp) echo "--any-session $common" ;;
+        serve) echo "--api-key-file --listen $common" ;;
         read) echo "--binary --limit --offset $common" ;;
         run) echo "$_sbx_create_flags --interactive --max-output --tty $common" ;;
         esac
@@ -37,8 +38,8 @@ _sbx_flags() {
 # Does option $1 take the next word as its value? (The same in every command that has it.)
 _sbx_takes_value() {
         case $1 in
-        --after-context | --allow-host | --before-context | --config | --context | --cpus | \
-                --disk | --env | --glob | --hostname | --image | --limit | --max-output | \
+        --after-context | --allow-host | --api-key-file | --before-context | --config | --context | --cpus | \
+                --disk | --env | --glob | --hostname | --image | --limit | --listen | --max-output | \
                 --memory | --mode | --mount | --name | --net | --new-file | --nofile | \
                 --offset | --old-file | --package | --path | --pids | --ptys | --rootfs | --seccomp | \
                 --timeout | --ttl | --workdir | -A | -B | -C | -e | -t | -w)
@@ -211,7 +212,7 @@ _sbx() {
                         _sbx_reply < <(compgen -f -- "$cur")
                 fi
                 ;;
-        create | list | check | tools | mcp)
+        create | list | check | tools | mcp | serve)
                 _sbx_reply < <(compgen -W "$(_sbx_flags "$cmd")" -- "$cur")
                 ;;
         esac

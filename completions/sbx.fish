@@ -131,6 +131,7 @@ complete -c sbx -n __sbx_needs_command -a check -d 'what this host supports, and
 complete -c sbx -n __sbx_needs_command -a help -d 'show help for sbx or one command'
 complete -c sbx -n __sbx_needs_command -a tools -d 'the tool definitions for a model'
 complete -c sbx -n __sbx_needs_command -a mcp -d 'serve the tools over MCP on stdio'
+complete -c sbx -n __sbx_needs_command -a serve -d 'serve the OpenSandbox HTTP API'
 complete -c sbx -n __sbx_needs_command -a cp -d 'copy files or directories into or out of a session'
 complete -c sbx -n __sbx_needs_command -a fs -d 'file operations of the execd API'
 complete -c sbx -n __sbx_needs_command -a diff -d 'what a session changed against its base'
@@ -143,10 +144,10 @@ complete -c sbx -n __sbx_needs_command -a pause -d 'freeze every process of a se
 complete -c sbx -n __sbx_wants_session -a '(__sbx_sessions)' -d session
 complete -c sbx -n __sbx_wants_program -a '(__fish_complete_command)'
 complete -c sbx -n '__sbx_using help; and test (__sbx_operands) -eq 0' \
-    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp fs'
+    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp fs serve'
 
 # options of every command
-set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp fs
+set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp fs serve
 complete -c sbx -n "__sbx_using $all" -l json -d 'print one JSON document on stdout'
 complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini on top'
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
@@ -194,6 +195,8 @@ complete -c sbx -n '__sbx_using exec run' -l max-output -x -d 'cap on captured o
 complete -c sbx -n '__sbx_using connect' -l ttl -x -d 'new lifetime from now'
 complete -c sbx -n '__sbx_using destroy' -l force -d 'no error for missing sessions'
 complete -c sbx -n '__sbx_using mcp' -l any-session -d 'let the tools act on all your sessions'
+complete -c sbx -n '__sbx_using serve' -l listen -r -d 'address to listen on (ADDR:PORT)'
+complete -c sbx -n '__sbx_using serve' -l api-key-file -r -F -d 'the API key clients must send'
 complete -c sbx -n '__sbx_using list' -s q -l quiet -d 'print only the ids'
 
 # file commands

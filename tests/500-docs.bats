@@ -479,7 +479,7 @@ man5_entry() {
                                 "'$want' in sandbox.ini.example"
         done <<<"$rows"
         # and nothing documented that does not exist
-        envall=$(awk '$3 != "-" { print $3 }' <<<"$rows"; printf '%s\n' SBX_CONFIG SBX_RUNTIME_DIR SBX_IMAGE_STORE SBX_IMAGE_MAX_SIZE)
+        envall=$(awk '$3 != "-" { print $3 }' <<<"$rows"; printf '%s\n' SBX_CONFIG SBX_RUNTIME_DIR SBX_IMAGE_STORE SBX_IMAGE_MAX_SIZE SBX_SERVE_API_KEY)
         for f in "$man1" "$man5"; do
                 env5=$(unscd <"$f" | grep -oE 'SBX_[A-Z_]*[A-Z]' | sort -u)
                 [ -z "$(comm -23 <(echo "$env5") <(sort -u <<<"$envall"))" ] ||

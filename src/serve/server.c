@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "shared/util.h"
+#include "command.h"
 #include "serve-internal.h"
 
 /* Connections at a time, and how long one may stay idle (also a client that sends its
@@ -307,6 +308,9 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
         printf("listening on http://%s\n", srv.host);
         fflush(stdout);
         r = wait_for_stop();
+        /* foreground commands end with serve, as with any client of theirs; background ones
+         * are the session's and stay */
+        command_fg_kill_all();
         /* MHD closes the listening socket it was given */
         srv.mhd->stop_daemon(srv.daemon);
         free(srv.child_env);
