@@ -15,6 +15,7 @@
 
 #include "../launch/confined.h"
 #include "../ops/ops.h"
+#include "shared/escape.h"
 #include "shared/util.h"
 #include "args.h"
 #include "cli.h"
@@ -247,6 +248,14 @@ static int fs_get(struct cli *cli, const char *id, int argc, char **argv)
                 if (!cli->err.exit_code)
                         sbx_internal(&cli->err, -r, "failed to run 'fs' in the session");
                 return cli_finish_error(cli, "fs");
+        }
+        /* the bytes are the session's: a terminal gets them escaped, a pipe or file exact */
+        if (isatty(STDOUT_FILENO) && escape_needed(out.data, out.len, ESCAPE_TERMINAL_PASS)) {
+                _cleanup_buf_ struct buf safe = {0};
+                if (escape_append(&safe, out.data, out.len, ESCAPE_TERMINAL_PASS) < 0)
+                        return sbx_internal(&cli->err, ENOMEM, "out of memory"),
+                               cli_finish_error(cli, "fs");
+                return cli_print(cli, &safe) ? cli_finish_error(cli, "fs") : 0;
         }
         return cli_print(cli, &out) ? cli_finish_error(cli, "fs") : 0;
 }

@@ -132,7 +132,7 @@ int fs_info_json(struct buf *out, struct fs_names *names, int dirfd, const char 
                 r = id_json(out, names, true, sx.stx_gid);
         if (r == 0)
                 r = buf_printf(out, ",\"mode\":%u}", fs_mode_digits(sx.stx_mode));
-        if (r < 0)
-                out->len = mark;
+        if (r < 0 && out->data) /* nothing half-written stays */
+                out->data[out->len = mark] = '\0';
         return r;
 }
