@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check commit connect cp create destroy diff edit exec glob grep help image kill list log logs ls mcp net pause ps read resume run serve stats tools wait write"
+_sbx_commands="check commit connect cp create destroy diff edit exec fs glob grep help image kill list log logs ls mcp net pause ps read resume run serve stats tools wait write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
@@ -14,10 +14,10 @@ _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory 
 _sbx_flags() {
         local common="--config --help --json"
         case $1 in
-        check | help | log | ls | cp | diff | net | resume | pause | tools | write) echo "$common" ;;
         ps | wait | kill) echo "$common" ;;
         logs) echo "--cursor --follow $common" ;;
         commit) echo "--pause --replace $common" ;;
+        check | help | log | ls | cp | diff | fs | net | resume | pause | tools | write) echo "$common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;
@@ -196,6 +196,13 @@ _sbx() {
                         _sbx_reply < <(_sbx_sessions)
                 elif [[ $cmd == kill ]] && ((operands == 2)); then
                         _sbx_reply < <(compgen -W "TERM INT HUP KILL QUIT USR1 USR2 STOP CONT" -- "$cur")
+                fi
+                ;;
+        fs)
+                if ((operands == 0)); then
+                        _sbx_reply < <(_sbx_sessions)
+                elif ((operands == 1)); then
+                        _sbx_reply < <(compgen -W "chmod get info list mkdir mv put replace rm rmdir search" -- "$cur")
                 fi
                 ;;
         destroy) _sbx_reply < <(_sbx_sessions) ;;

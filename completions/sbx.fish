@@ -84,7 +84,7 @@ function __sbx_wants_session
     switch $args[1]
         case destroy
             return 0
-        case connect exec log ls read write edit glob grep pause resume stats net diff cp ps logs wait kill commit
+        case connect exec log ls read write edit glob grep pause resume stats net diff cp ps logs wait kill commit fs
             test (__sbx_operands) -eq 0
         case '*'
             return 1
@@ -133,6 +133,7 @@ complete -c sbx -n __sbx_needs_command -a tools -d 'the tool definitions for a m
 complete -c sbx -n __sbx_needs_command -a mcp -d 'serve the tools over MCP on stdio'
 complete -c sbx -n __sbx_needs_command -a serve -d 'serve the OpenSandbox HTTP API'
 complete -c sbx -n __sbx_needs_command -a cp -d 'copy files or directories into or out of a session'
+complete -c sbx -n __sbx_needs_command -a fs -d 'file operations of the execd API'
 complete -c sbx -n __sbx_needs_command -a diff -d 'what a session changed against its base'
 complete -c sbx -n __sbx_needs_command -a net -d 'change a live session\'s allow list'
 complete -c sbx -n __sbx_needs_command -a stats -d 'cpu, memory, pids, disk and network use'
@@ -148,10 +149,10 @@ complete -c sbx -n __sbx_needs_command -a commit -d "a session's writable layer 
 complete -c sbx -n __sbx_wants_session -a '(__sbx_sessions)' -d session
 complete -c sbx -n __sbx_wants_program -a '(__fish_complete_command)'
 complete -c sbx -n '__sbx_using help; and test (__sbx_operands) -eq 0' \
-    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit serve'
+    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit fs serve'
 
 # options of every command
-set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit serve
+set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp ps logs wait kill commit fs serve
 complete -c sbx -n "__sbx_using $all" -l json -d 'print one JSON document on stdout'
 complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini on top'
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'

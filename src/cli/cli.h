@@ -75,6 +75,7 @@ int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_net(struct cli *cli, int argc, char **argv);
 int cmd_diff(struct cli *cli, int argc, char **argv);
 int cmd_cp(struct cli *cli, int argc, char **argv);
+int cmd_fs(struct cli *cli, int argc, char **argv);
 int cmd_serve(struct cli *cli, int argc, char **argv);
 int cmd_ps(struct cli *cli, int argc, char **argv);
 int cmd_logs(struct cli *cli, int argc, char **argv);

@@ -168,6 +168,14 @@ const struct command sbx_commands[] = {
          "signal a detached command's process group (TERM by default)", GLOBAL_OPTIONS,
          "  sbx kill work c1\n  sbx kill work c1 INT\n  sbx kill work c1 9\n",
          "--json --config --help"},
+        {"fs", cmd_fs, "ID OP [ARG...]",
+         "file operations of the execd API (info mkdir chmod rm rmdir mv replace search list get "
+         "put)",
+         GLOBAL_OPTIONS,
+         "  sbx fs work info /workspace/a.txt\n"
+         "  echo '{\"/workspace/out\":{\"mode\":755}}' | sbx fs work mkdir\n"
+         "  sbx fs work search /workspace '*.py'\n  sbx fs work put /workspace/run.sh 755 < run.sh\n",
+         "--json --config --help"},
         {"diff", cmd_diff, "ID", "what a session changed against its base (A, C, D lines)",
          GLOBAL_OPTIONS, "  sbx diff work\n  sbx diff --json work | jq -r '.[].path'\n",
          "--json --config --help"},

@@ -133,6 +133,11 @@ struct ops_write_req {
         const char *content;
         size_t len;
         bool json;
+        /* sbx serve's upload: replace an existing file (atomically, by rename) instead of
+         * failing, and give it mode (permission bits; 0: a new file's default, a replaced
+         * file's old bits). */
+        bool replace;
+        unsigned mode;
 };
 
 struct ops_edit_req {
@@ -183,3 +188,71 @@ int ops_grep_validate(const struct ops_grep_req *req, struct sbx_error *e);
 
 /* Parse "files_with_matches" | "content" | "count". 0 or -EINVAL. */
 int ops_grep_mode_parse(const char *s, enum ops_grep_mode *ret);
+
+/*
+ * The file operations behind sbx serve's execd endpoints (ops/fsinfo.c, fsmanage.c, cat.c).
+ * Each request is a batch, so one HTTP request joins the session once; the first failing item
+ * ends it, with the errors above (its path in the message). A FileInfo is the JSON object
+ * {"path":"/abs","type":"file"|"directory"|"symlink"|"other","size":N,"modified_at":T,
+ * "created_at":T,"owner":NAME,"group":NAME,"mode":644}: mode is the permission bits written
+ * as octal digits in a decimal number, as the execd API has it; created_at is the birth time
+ * where the filesystem keeps one, else the change time; owner and group are names from the
+ * session's own /etc/passwd and /etc/group (read as files: no NSS module is loaded), else
+ * the numeric id.
+ */
+enum ops_fs_kind {
+        OPS_FS_INFO,    /* out: {"<path as given>":FileInfo,...}; a symlink is not followed */
+        OPS_FS_MKDIR,   /* mkdir -p, then mode (0: 0755) and owner/group on the last one */
+        OPS_FS_CHMOD,   /* mode (0: keep) and owner/group */
+        OPS_FS_RM_FILE, /* unlink; a missing file is not an error, a directory is */
+        OPS_FS_RM_DIR,  /* rm -rf, never following a symlink; a missing one is not an error */
+        OPS_FS_MOVE,    /* rename path to dest (dest's parents made, an existing dest refused) */
+        OPS_FS_REPLACE, /* every occurrence of old by new; out: {"<path>":{"replacedCount":N}} */
+};
+
+struct ops_fs_item {
+        const char *path;
+        const char *dest;              /* move */
+        unsigned mode;                 /* mkdir, chmod: permission bits, <= 07777 */
+        const char *owner, *group;     /* mkdir, chmod: a name or a numeric id; NULL: keep */
+        const char *old_str, *new_str; /* replace (old_len > 0) */
+        size_t old_len, new_len;
+};
+
+struct ops_fs_req {
+        enum ops_fs_kind kind;
+        const struct ops_fs_item *items;
+        size_t n;
+};
+
+/*
+ * Search (list false): the files (not directories) below path whose name matches the glob
+ * pattern (one component: "*" "?" "[...]" "{a,b}"; NULL or "**": every file), symlinks
+ * reported and never followed. List (list true): the entries below path down to depth levels
+ * (0: none), path itself refused when it is a symlink or not a directory ("not_found").
+ * Entries in byte order of name, each directory's descendants after it. out: a JSON array of
+ * FileInfo and "\n"; when a bound (OPS_RESULTS_MAX results, the walk's bounds) cut it, then
+ * one line "truncated REASON\n" (REASON: results, entries, depth).
+ */
+struct ops_find_req {
+        const char *path;
+        const char *pattern;
+        unsigned depth;
+        bool list;
+};
+
+/*
+ * Download: length bytes from offset of the regular file path (UINT64_MAX: to its end), at
+ * most OPS_CAT_MAX. out: the line "SIZE DEV INO\n" (the file's size and identity, so that a
+ * download in several calls can tell that the file was replaced between them), then the bytes.
+ * Anything but a regular file: "not_text" (a directory: "not_found").
+ */
+#define OPS_CAT_MAX (8u << 20)
+struct ops_cat_req {
+        const char *path;
+        uint64_t offset, length;
+};
+
+int ops_fs(void *arg, struct buf *out, struct sbx_error *e);
+int ops_find(void *arg, struct buf *out, struct sbx_error *e);
+int ops_cat(void *arg, struct buf *out, struct sbx_error *e);

@@ -1,8 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* write: create a new file (never replace one), with its missing parent directories. */
+/*
+ * write: create a new file (never replace one), with its missing parent directories. sbx
+ * serve's upload replaces instead: the content goes to a new temporary file beside the target,
+ * renamed over it at the end, so a failed upload leaves the old file whole and a symlink at
+ * the target is replaced, not written through.
+ */
 #include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "shared/util.h"
 #include "common.h"
@@ -34,6 +42,63 @@ static int make_parents(const char *path)
         }
 }
 
+/* A new file in dirfd named ".sbx-upload-<random>" (O_EXCL), its name in name. */
+static int tmp_create(int dirfd, char name[static 40])
+{
+        struct timespec ts;
+        for (int i = 0; i < 100; i++) {
+                (void)clock_gettime(CLOCK_MONOTONIC, &ts);
+                snprintf(name, 40, ".sbx-upload-%lx%x", (unsigned long)ts.tv_nsec ^ (unsigned long)getpid(),
+                         (unsigned)i);
+                int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                0644);
+                if (fd >= 0 || errno != EEXIST)
+                        return fd < 0 ? negerrno() : fd;
+        }
+        return -EEXIST;
+}
+
+/* The permission bits the replacement gets: the asked ones, else the old file's, else the
+ * default of a new file (0644 less the umask, which the open applied). */
+static int replace_mode(int dirfd, const char *base, unsigned asked, int fd)
+{
+        struct stat st;
+        if (asked)
+                return fchmod(fd, asked) < 0 ? negerrno() : 0;
+        if (fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+                return fchmod(fd, st.st_mode & 07777) < 0 ? negerrno() : 0;
+        return 0;
+}
+
+static int write_replace(const struct ops_write_req *req, struct sbx_error *e)
+{
+        _cleanup_free_ char *d = strdup(req->path), *b = strdup(req->path);
+        if (!d || !b)
+                return ops_oom(e);
+        const char *base = basename(b);
+        if (!base[0] || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 || strcmp(base, "/") == 0)
+                return ops_fail_errno(e, EISDIR, "failed to write '%s'", req->path);
+        _cleanup_close_ int dirfd = open(dirname(d), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dirfd < 0)
+                return ops_fail_errno(e, errno, "failed to write '%s'", req->path);
+        char tmp[40];
+        _cleanup_close_ int fd = tmp_create(dirfd, tmp);
+        if (fd < 0)
+                return ops_fail_errno(e, fd, "failed to write '%s'", req->path);
+        int r = write_all(fd, req->content, req->len);
+        if (r >= 0)
+                r = replace_mode(dirfd, base, req->mode, fd);
+        if (r >= 0 && close(TAKE_FD(fd)) < 0)
+                r = negerrno();
+        if (r >= 0 && renameat(dirfd, tmp, dirfd, base) < 0)
+                r = negerrno();
+        if (r < 0) {
+                (void)unlinkat(dirfd, tmp, 0); /* ours: O_EXCL made it */
+                return ops_fail_errno(e, r, "failed to write '%s'", req->path);
+        }
+        return 0;
+}
+
 int ops_write(void *arg, struct buf *out, struct sbx_error *e)
 {
         const struct ops_write_req *req = arg;
@@ -52,6 +117,8 @@ int ops_write(void *arg, struct buf *out, struct sbx_error *e)
         if (r < 0)
                 return ops_fail_errno(e, r, "failed to create the parent directories of '%s'",
                                       req->path);
+        if (req->replace)
+                return write_replace(req, e);
 
         /* O_EXCL: an existing file, directory or symlink (even a dangling one) is EEXIST */
         _cleanup_close_ int fd =
