@@ -38,6 +38,8 @@ enum config_key_id {
         KEY_AUDIT_DIR,
         KEY_IMAGE_PULL,
         KEY_INSECURE_REGISTRIES,
+        KEY_PACKAGE_INDEX,
+        KEY_PACKAGE_HOSTS,
         KEY__MAX,
 };
 

@@ -62,6 +62,8 @@ void config_free(struct sbx_config *c)
         strv_freep(&c->allow_hosts);
         free(c->audit_dir);
         strv_freep(&c->insecure_registries);
+        free(c->package_index);
+        strv_freep(&c->package_hosts);
         strv_freep(&c->warnings);
         free(c->image_layers_dir);
         strv_freep(&c->image_layers);
