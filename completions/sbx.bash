@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check connect cp create destroy diff edit exec glob grep help image list log ls mcp net pause read resume run stats tools write"
+_sbx_commands="check commit connect cp create destroy diff edit exec glob grep help image list log ls mcp net pause read resume run stats tools write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
@@ -15,6 +15,7 @@ _sbx_flags() {
         local common="--config --help --json"
         case $1 in
         check | help | log | ls | cp | diff | net | resume | pause | tools | write) echo "$common" ;;
+        commit) echo "--pause $common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;
@@ -184,7 +185,7 @@ _sbx() {
         fi
 
         case $cmd in
-        connect | log | ls | read | write | edit | glob | grep | pause | resume | stats | net | diff | cp)
+        connect | log | ls | read | write | edit | glob | grep | pause | resume | stats | net | diff | cp | commit)
                 ((operands == 0)) && _sbx_reply < <(_sbx_sessions)
                 ;;
         destroy) _sbx_reply < <(_sbx_sessions) ;;

@@ -84,7 +84,7 @@ function __sbx_wants_session
     switch $args[1]
         case destroy
             return 0
-        case connect exec log ls read write edit glob grep pause resume stats net diff cp
+        case connect exec log ls read write edit glob grep pause resume stats net diff cp commit
             test (__sbx_operands) -eq 0
         case '*'
             return 1
@@ -137,15 +137,16 @@ complete -c sbx -n __sbx_needs_command -a net -d 'change a live session\'s allow
 complete -c sbx -n __sbx_needs_command -a stats -d 'cpu, memory, pids, disk and network use'
 complete -c sbx -n __sbx_needs_command -a resume -d 'thaw a paused session'
 complete -c sbx -n __sbx_needs_command -a pause -d 'freeze every process of a session'
+complete -c sbx -n __sbx_needs_command -a commit -d "a session's writable layer as a new image"
 
 # sessions, commands to run, help topics
 complete -c sbx -n __sbx_wants_session -a '(__sbx_sessions)' -d session
 complete -c sbx -n __sbx_wants_program -a '(__fish_complete_command)'
 complete -c sbx -n '__sbx_using help; and test (__sbx_operands) -eq 0' \
-    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp'
+    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp commit'
 
 # options of every command
-set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp
+set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp commit
 complete -c sbx -n "__sbx_using $all" -l json -d 'print one JSON document on stdout'
 complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini on top'
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
@@ -212,3 +213,4 @@ complete -c sbx -n '__sbx_using grep' -s i -l ignore-case -d 'case-insensitive'
 complete -c sbx -n '__sbx_using grep' -s F -l fixed-strings -d 'PATTERN is a literal string'
 complete -c sbx -n '__sbx_using grep' -l glob -x -d 'only files whose name matches G'
 complete -c sbx -n '__sbx_using stats' -l watch -d 'print a sample every second'
+complete -c sbx -n '__sbx_using commit' -l pause -d 'freeze the session for the snapshot'

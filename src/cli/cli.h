@@ -75,3 +75,4 @@ int cmd_stats(struct cli *cli, int argc, char **argv);
 int cmd_net(struct cli *cli, int argc, char **argv);
 int cmd_diff(struct cli *cli, int argc, char **argv);
 int cmd_cp(struct cli *cli, int argc, char **argv);
+int cmd_commit(struct cli *cli, int argc, char **argv);

@@ -152,6 +152,12 @@ const struct command sbx_commands[] = {
         {"diff", cmd_diff, "ID", "what a session changed against its base (A, C, D lines)",
          GLOBAL_OPTIONS, "  sbx diff work\n  sbx diff --json work | jq -r '.[].path'\n",
          "--json --config --help"},
+        {"commit", cmd_commit, "[--pause] ID NAME[:TAG]",
+         "a session's writable layer as a new image on its base",
+         "      --pause             freeze the session for the snapshot, thaw it after\n"
+         GLOBAL_OPTIONS,
+         "  sbx commit work tools:1\n  sbx commit --pause --json work tools:1\n",
+         "--pause --json --config --help"},
         {"net", cmd_net, "ID allow|deny HOST | show", "change a live session's allow list",
          GLOBAL_OPTIONS,
          "  sbx net work allow pypi.org\n  sbx net work deny '*.example.com'\n"

@@ -47,6 +47,7 @@ struct sbx_config {
         /* Resolved from `image` by the CLI (src/image/use.c), not keys of their own. */
         char *image_layers_dir; /* absolute $STORE/layers; NULL without an image */
         char **image_layers;    /* layer ids below it, lowest first */
+        char *image_id;         /* the image record's id (sha256 hex); NULL without an image */
         int image_lock_fd;      /* shared lock on the image's record, kept for the session's
                                    life (`image rm` refuses meanwhile); -1 without an image */
 

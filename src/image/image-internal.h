@@ -17,9 +17,6 @@ const char *image_host_arch(void);
 int digest_parse(const char *s, char out[static DIGEST_HEX_LEN + 1]);
 
 /* ---- unpack.c: one layer tar (any compression libarchive knows) into a directory ---- */
-/* The bound of one import's logical size: SBX_IMAGE_MAX_SIZE, else IMAGE_MAX_UNPACKED. 0, or
- * -EINVAL with a usage error in *e. */
-int image_max_unpacked(uint64_t *ret, struct sbx_error *e);
 
 struct unpack_budget {
         uint64_t max_bytes; /* image_max_unpacked() */

@@ -55,6 +55,20 @@ struct image_pull_opts {
 int image_pull(const char *ref, const struct image_pull_opts *o, struct image_info *ret,
                struct sbx_error *e);
 
+/* The bound of one import's logical size: SBX_IMAGE_MAX_SIZE, else IMAGE_MAX_UNPACKED. 0, or
+ * -EINVAL with a usage error in *e. */
+int image_max_unpacked(uint64_t *ret, struct sbx_error *e);
+
+/*
+ * `sbx commit`: the layer tar read from blobfd (from its start; unpacked through the same
+ * hardened path as an import) on top of image base_id (sha256 hex; NULL: no base) as
+ * NAME[:TAG], with the base's Env and WorkingDir. The image id is the sha256 of its layers,
+ * Env and WorkingDir. Nothing is left in the store on failure. Fills *ret (size: the new
+ * layer's logical bytes).
+ */
+int image_commit(const char *ref, const char *base_id, int blobfd, struct image_info *ret,
+                 struct sbx_error *e);
+
 /* Every tagged image, sorted by name and tag. */
 int image_list(struct image_info **ret, size_t *ret_n, struct sbx_error *e);
 void image_list_free(struct image_info *v, size_t n);

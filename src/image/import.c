@@ -336,3 +336,105 @@ int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e)
         memcpy(ret->id, id, sizeof(id));
         return 0;
 }
+
+/* A committed image's id: the sha256 of what defines it (its layers, Env and WorkingDir), so
+ * the same commit twice is the same image. */
+static int commit_id(const struct image_manifest *m, char out[static DIGEST_HEX_LEN + 1])
+{
+        _cleanup_buf_ struct buf b = {0};
+        int r = buf_puts(&b, "sbx-commit 1\n");
+        for (size_t i = 0; r == 0 && i < m->n_layers; i++)
+                r = buf_printf(&b, "layer %s\n", m->layers[i]);
+        for (size_t i = 0; r == 0 && m->env && m->env[i]; i++)
+                r = buf_printf(&b, "env %zu %s\n", strlen(m->env[i]), m->env[i]);
+        if (r == 0 && m->workdir)
+                r = buf_printf(&b, "workdir %s\n", m->workdir);
+        return r < 0 ? -ENOMEM : digest_mem(b.data, b.len, out);
+}
+
+/* The base image's layers (each present in the store), Env and WorkingDir into m, plus one
+ * slot for the new layer, read from blobfd. */
+static int commit_manifest(struct import *im, const char *base_id, int blobfd,
+                           struct sbx_error *e)
+{
+        struct image_info base = {0};
+        if (base_id && (!digest_hex_valid(base_id) ||
+                        store_record_read(im->storefd, base_id, &base) < 0))
+                return sbx_fail(e, EXIT_FAILED, "not_found", 0,
+                                "the session's image (%.12s) is no longer in the store", base_id);
+        size_t n = strv_len(base.layers);
+        im->m.layers = calloc(n + 1, sizeof(*im->m.layers));
+        im->m.layer_fds = calloc(n + 1, sizeof(int));
+        if (!im->m.layers || !im->m.layer_fds) {
+                image_info_free(&base);
+                return -ENOMEM;
+        }
+        im->m.n_layers = n + 1;
+        int r = 0;
+        for (size_t i = 0; i < n; i++) {
+                im->m.layer_fds[i] = -1;
+                snprintf(im->m.layers[i], DIGEST_HEX_LEN + 1, "%s", base.layers[i]);
+                if (!layer_present(im->layersfd, base.layers[i]))
+                        r = sbx_fail(e, EXIT_FAILED, "not_found", 0,
+                                     "the session's image lacks its layer %.12s",
+                                     base.layers[i]);
+        }
+        im->m.layers[n][0] = '\0'; /* computed while unpacking */
+        im->m.layer_fds[n] = fcntl(blobfd, F_DUPFD_CLOEXEC, 3);
+        if (r == 0 && im->m.layer_fds[n] < 0)
+                r = sbx_internal(e, errno, "failed to read the new layer");
+        im->m.env = TAKE_PTR(base.env);
+        im->m.workdir = TAKE_PTR(base.workdir);
+        im->m.id[0] = 'x'; /* not the tarball's digest: set by commit_id once all are known */
+        image_info_free(&base);
+        return r;
+}
+
+int image_commit(const char *ref, const char *base_id, int blobfd, struct image_info *ret,
+                 struct sbx_error *e)
+{
+        _cleanup_free_ char *name = NULL, *tag = NULL;
+        if (image_ref_split(ref, &name, &tag) < 0)
+                return -ENOMEM;
+        struct import im = {.storefd = -1, .layersfd = -1, .workfd = -1};
+        _cleanup_close_ int lockfd = -1;
+        struct image_info info = {0};
+        struct unpack_budget b = {0};
+        int r = image_max_unpacked(&b.max_bytes, e);
+        if (r == 0)
+                r = image_store_open(true, &im.storefd, e);
+        if (r == 0)
+                r = store_lock(im.storefd, &lockfd, e);
+        if (r < 0)
+                goto out;
+        im.layersfd = openat(im.storefd, "layers", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (im.layersfd < 0) {
+                r = sbx_internal(e, errno, "failed to open the store's layers");
+                goto out;
+        }
+        if ((r = make_workdir(&im, e)) < 0 || (r = commit_manifest(&im, base_id, blobfd, e)) < 0)
+                goto out;
+        r = import_layer(&im, im.m.n_layers - 1, &b, e);
+        if (r == 0 && (r = commit_id(&im.m, im.m.id)) < 0)
+                r = sbx_internal(e, -r, "failed to name the image");
+        if (r == 0)
+                r = commit(&im, name, tag, &info, e);
+        if (r < 0) {
+                image_info_free(&info);
+                rollback(&im);
+        } else
+                *ret = info;
+out:
+        if (im.workfd >= 0) {
+                closep(&im.workfd);
+                _cleanup_close_ int tmpfd =
+                    openat(im.storefd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (tmpfd >= 0)
+                        (void)store_rmtree(tmpfd, im.work + 4);
+        }
+        image_manifest_free(&im.m);
+        strv_freep(&im.moved);
+        closep(&im.layersfd);
+        closep(&im.storefd);
+        return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+}

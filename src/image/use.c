@@ -126,6 +126,8 @@ int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct s
                 free(c->workdir);
                 c->workdir = TAKE_PTR(info.workdir);
         }
+        if (r == 0 && !(c->image_id = strdup(id)))
+                r = -ENOMEM;
         if (r == 0) {
                 c->image_layers = TAKE_PTR(info.layers);
                 c->image_lock_fd = TAKE_FD(lockfd);

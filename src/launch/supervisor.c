@@ -351,6 +351,10 @@ static void handle_request(struct supervisor *s, int fd)
                         send_reply_fds(fd, "OK", &s->init.layer_fd, 1);
                 else
                         send_reply(fd, "ERR none");
+        } else if (strcmp(req, "BUSY") == 0) {
+                /* `sbx commit`: how many execs and file commands are running now */
+                snprintf(reply, sizeof(reply), "OK %d", s->busy);
+                send_reply(fd, reply);
         } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
                 handle_pause(s, fd, req[0] == 'P');
         } else if (strcmp(req, "DESTROY") == 0) {
@@ -523,6 +527,13 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         s.st.nofile = c->nofile;
         s.st.disk_bytes = c->disk_bytes;
         s.st.read_only = c->read_only;
+        static char base[96]; /* for `sbx commit`: what the root is made of */
+        snprintf(base, sizeof(base), "%s%s",
+                 c->image_id                                       ? "image:"
+                 : c->rootfs && strcmp(c->rootfs, "host") != 0 ? "rootfs"
+                                                                   : "host",
+                 c->image_id ? c->image_id : "");
+        s.st.base = base;
         s.st.memory_bytes = c->memory_bytes;
         s.st.cpus_milli = c->cpus_milli;
         s.st.pids = c->pids;

@@ -20,9 +20,10 @@ void session_state_free(struct session_state *s)
         free(s->cgroup_v1_memory);
         free(s->cgroup_v1_pids);
         free(s->cgroup_v1_cpu);
+        free(s->base);
         free(s->audit_path);
         s->name = s->workdir = s->hostname = NULL;
-        s->cgroup = s->cgroup_v1_memory = s->cgroup_v1_pids = s->cgroup_v1_cpu = NULL;
+        s->cgroup = s->cgroup_v1_memory = s->cgroup_v1_pids = s->cgroup_v1_cpu = s->base = NULL;
         s->audit_path = NULL;
 }
 
@@ -89,6 +90,8 @@ int session_state_format(const struct session_state *s, struct buf *b)
                 r |= put_kv(b, "cgroup_v1_cpu", s->cgroup_v1_cpu);
         if (s->audit_path)
                 r |= put_kv(b, "audit", s->audit_path);
+        if (s->base)
+                r |= put_kv(b, "base", s->base);
         for (char **e = s->env; e && *e; e++)
                 r |= put_kv(b, "env", *e);
         return r ? -ENOMEM : 0;
@@ -171,6 +174,7 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                      : strcmp(k, "cgroup_v1_pids") == 0   ? &s->cgroup_v1_pids
                      : strcmp(k, "cgroup_v1_cpu") == 0    ? &s->cgroup_v1_cpu
                      : strcmp(k, "audit") == 0            ? &s->audit_path
+                     : strcmp(k, "base") == 0             ? &s->base
                                                           : NULL;
         if (str) {
                 free(*str);

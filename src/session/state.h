@@ -47,6 +47,9 @@ struct session_state {
         char *cgroup_v1_memory; /* cgroup v1, per controller that v2 does not provide */
         char *cgroup_v1_pids;
         char *cgroup_v1_cpu;
+        /* What the session's root is made of (for `sbx commit`): "host", "rootfs" or
+         * "image:<id>" (the image record's sha256 hex); NULL in states of older versions. */
+        char *base;
         /* The audit log when [audit] dir is set (absolute); NULL: $RT/<id>/audit.jsonl. */
         char *audit_path;
 };

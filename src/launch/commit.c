@@ -1,0 +1,225 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * `sbx commit` (commit.h, docs/design/commit.md): the supervisor hands over an fd of the
+ * session's writable layer (as for diff), the overlay upper of its root is written as a layer
+ * tar into an unnamed file of the store's tmp/ (ops/layertar.c), and the store imports that
+ * tar on top of the session's image (image/import.c), through the unpacker every import uses.
+ */
+#include "commit.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../config/config-internal.h"
+#include "../ops/layertar.h"
+#include "../session/audit.h"
+#include "../session/runtime.h"
+#include "shared/macros.h"
+#include "shared/util.h"
+#include "cgroup.h"
+#include "launch.h"
+
+/* Entries of one committed layer, as for an import. */
+#define COMMIT_MAX_ENTRIES 1000000u
+
+void commit_result_free(struct commit_result *r)
+{
+        free(r->name);
+        free(r->tag);
+        free(r->base);
+        *r = (struct commit_result){0};
+}
+
+static int check_ref(const char *ref, struct sbx_error *e)
+{
+        const char *why = image_name_check(ref);
+        return why ? sbx_usage(e, "invalid image '%s': %s", ref, why) : 0;
+}
+
+/* The image the session's root is made of (hex into id), or exit 4 for another base. */
+static int session_base(const struct session_state *st, const char *who, char *id,
+                        struct sbx_error *e)
+{
+        const char *b = st->base ? st->base : "";
+        if (strncmp(b, "image:", 6) == 0 && strlen(b + 6) == DIGEST_HEX_LEN) {
+                snprintf(id, DIGEST_HEX_LEN + 1, "%s", b + 6);
+                return 0;
+        }
+        if (st->read_only)
+                return sbx_unsupported(e, 0, "cannot commit session '%s': it is read-only (it has "
+                                             "no writable layer)", who);
+        return sbx_unsupported(e, 0,
+                               "cannot commit session '%s': only sessions made with --image can "
+                               "be committed (its base is %s)",
+                               who, strcmp(b, "rootfs") == 0 ? "a --rootfs directory"
+                                    : b[0]                   ? "the host's"
+                                                             : "unknown");
+}
+
+/* Refuse while commands run (unless pausing); freeze when asked. *ret_thaw: we froze it. */
+static int quiesce(int ctl, const char *who, const struct commit_opts *o, bool *ret_thaw,
+                   struct sbx_error *e)
+{
+        char reply[64];
+        int busy = 0;
+        *ret_thaw = false;
+        if (o->pause) {
+                int r = session_pause(who, true, e);
+                if (r == 0)
+                        *ret_thaw = true;
+                else if (e->code && strcmp(e->code, "paused") == 0)
+                        *e = (struct sbx_error){0}; /* the user paused it: it stays paused */
+                else
+                        return r;
+                return 0;
+        }
+        if (control_call(ctl, "BUSY", reply, sizeof(reply), NULL, 0) < 0 ||
+            sscanf(reply, "OK %d", &busy) != 1)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s' (it has ended)", who);
+        if (busy > 0)
+                return sbx_fail(e, EXIT_FAILED, "busy", 0,
+                                "session '%s' is running %d command%s: commit with --pause, or "
+                                "when they have ended",
+                                who, busy, busy == 1 ? "" : "s");
+        return 0;
+}
+
+/* The root overlay's upper (upper/root) of the layer the supervisor holds. */
+static int open_upper(int ctl, const char *who, int *ret, struct sbx_error *e)
+{
+        char reply[64];
+        int fds[1] = {-1};
+        if (control_call(ctl, "LAYER", reply, sizeof(reply), fds, 1) < 0)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s' (it has ended)", who);
+        _cleanup_close_ int layer = fds[0];
+        if (strcmp(reply, "OK") != 0 || layer < 0)
+                return sbx_unsupported(e, 0, "cannot commit session '%s': it keeps no writable "
+                                             "layer to commit", who);
+        _cleanup_close_ int up = openat(layer, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                            O_CLOEXEC);
+        *ret = up >= 0 ? openat(up, "root", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+        if (*ret < 0)
+                return sbx_unsupported(e, errno, "cannot commit session '%s': its writable layer "
+                                                 "has no root overlay", who);
+        return 0;
+}
+
+/* The tar, into an unnamed file of the store's tmp/ (the store's file system, not memory). */
+static int write_tar(int upper, const struct session_state *st, int *ret_fd,
+                     struct layertar_stats *ls, struct sbx_error *e)
+{
+        _cleanup_free_ char *store = NULL;
+        _cleanup_close_ int storefd = -1;
+        int r = image_store_open(true, &storefd, e);
+        if (r < 0)
+                return r;
+        (void)mkdirat(storefd, "tmp", 0700);
+        _cleanup_close_ int fd = openat(storefd, "tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return sbx_internal(e, errno, "failed to create the layer in the image store");
+        uint64_t max = 0;
+        if ((r = image_max_unpacked(&max, e)) < 0)
+                return r;
+        struct layertar_opts o = {.uid_start = st->uid_start,
+                                  .uid_count = st->uid_count,
+                                  .max_bytes = st->disk_bytes && st->disk_bytes < max
+                                                   ? st->disk_bytes
+                                                   : max,
+                                  .max_entries = COMMIT_MAX_ENTRIES};
+        if ((r = layertar_write(upper, fd, &o, ls, e)) < 0)
+                return r;
+        if (lseek(fd, 0, SEEK_SET) < 0)
+                return sbx_internal(e, errno, "failed to read the layer back");
+        *ret_fd = TAKE_FD(fd);
+        return 0;
+}
+
+static void audit_commit_event(int sessfd, const struct session_state *st, const char *ref,
+                               const struct commit_result *r, int64_t start, int rc,
+                               const struct sbx_error *e)
+{
+        _cleanup_close_ int fd = audit_open(sessfd, st);
+        if (fd < 0)
+                return;
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, st->id, "commit");
+        audit_str(&b, "ref", ref);
+        audit_str(&b, "image", rc == 0 ? r->id : NULL);
+        audit_str(&b, "layer", rc == 0 ? r->layer : NULL);
+        audit_int(&b, "layer_bytes", (int64_t)r->layer_bytes);
+        audit_int(&b, "entries", (int64_t)r->entries);
+        audit_int(&b, "duration_ms", audit_now_ms() - start);
+        audit_str(&b, "error", rc < 0 ? e->message : NULL);
+        (void)audit_commit(fd, &b);
+}
+
+static int commit_locked(int sessfd, int ctl, const struct session_state *st, const char *who,
+                         const char *ref, struct commit_result *res, struct sbx_error *e)
+{
+        char base[DIGEST_HEX_LEN + 1];
+        _cleanup_close_ int upper = -1, tar = -1;
+        struct layertar_stats ls = {0};
+        int r = session_base(st, who, base, e);
+        if (r == 0)
+                r = open_upper(ctl, who, &upper, e);
+        if (r == 0)
+                r = write_tar(upper, st, &tar, &ls, e);
+        res->layer_bytes = ls.bytes;
+        res->entries = ls.entries;
+        struct image_info info = {0};
+        if (r == 0)
+                r = image_commit(ref, base, tar, &info, e);
+        if (r < 0)
+                return r;
+        memcpy(res->id, info.id, sizeof(res->id));
+        size_t n = 0;
+        while (info.layers && info.layers[n])
+                n++;
+        if (n)
+                snprintf(res->layer, sizeof(res->layer), "%s", info.layers[n - 1]);
+        res->name = TAKE_PTR(info.name);
+        res->tag = TAKE_PTR(info.tag);
+        image_info_free(&info);
+        (void)sessfd;
+        return asprintf(&res->base, "image:%s", base) < 0 ? -ENOMEM : 0;
+}
+
+int session_commit(const char *id_or_name, const char *ref, const struct commit_opts *opts,
+                   struct commit_result *res, struct sbx_error *e)
+{
+        *res = (struct commit_result){0};
+        int r = check_ref(ref, e);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int sessfd = -1, ctl = -1;
+        if ((r = control_open(id_or_name, 15, &sessfd, &ctl, e)) < 0)
+                return r;
+        _cleanup_state_ struct session_state st = {0};
+        if ((r = session_state_read(sessfd, &st)) < 0)
+                return sbx_internal(e, -r, "failed to read the state of session '%s'",
+                                    id_or_name);
+        int64_t start = audit_now_ms();
+        char base[DIGEST_HEX_LEN + 1];
+        if ((r = session_base(&st, id_or_name, base, e)) < 0)
+                return r;
+        bool thaw = false;
+        r = quiesce(ctl, id_or_name, opts, &thaw, e);
+        if (r == 0)
+                r = commit_locked(sessfd, ctl, &st, id_or_name, ref, res, e);
+        if (thaw) {
+                struct sbx_error sub = {0};
+                if (session_pause(id_or_name, false, &sub) < 0 && r == 0)
+                        r = (*e = sub, -EIO);
+        }
+        audit_commit_event(sessfd, &st, ref, res, start, r, e);
+        if (r < 0)
+                commit_result_free(res);
+        return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+}

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+#include "layertar.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "shared/buf.h"
+#include "shared/macros.h"
+#include "shared/util.h"
+
+#define MAX_DEPTH 256
+#define BLOCK 512
+
+struct tw {
+        int out;
+        dev_t dev;
+        const struct layertar_opts *o;
+        struct layertar_stats *st;
+        struct sbx_error *e;
+};
+
+static uint32_t map_id(const struct tw *w, uint32_t host)
+{
+        if (host >= w->o->uid_start && host - w->o->uid_start < w->o->uid_count)
+                return host - w->o->uid_start;
+        return 65534;
+}
+
+/* n-1 octal digits and a NUL (the callers' values fit: ids, sizes below 8 GiB, times) */
+static void octal(char *field, size_t n, uint64_t v)
+{
+        field[n - 1] = '\0';
+        for (size_t i = n - 1; i-- > 0; v >>= 3)
+                field[i] = (char)('0' + (v & 7));
+}
+
+/* A PAX record "LEN key=value\n", LEN counting itself. */
+static int pax_record(struct buf *b, const char *key, const char *value)
+{
+        size_t body = strlen(key) + strlen(value) + 3; /* ' ', '=', '\n' */
+        size_t len = body + 1;
+        while (len != body + (size_t)snprintf(NULL, 0, "%zu", len))
+                len = body + (size_t)snprintf(NULL, 0, "%zu", len);
+        return buf_printf(b, "%zu %s=%s\n", len, key, value);
+}
+
+static int write_padded(struct tw *w, const void *p, size_t n)
+{
+        static const char zero[BLOCK];
+        int r = write_all(w->out, p, n);
+        if (r == 0 && n % BLOCK)
+                r = write_all(w->out, zero, BLOCK - n % BLOCK);
+        return r;
+}
+
+static int header(struct tw *w, const char *name, char type, mode_t mode, const struct stat *st,
+                  uint64_t size, const char *link)
+{
+        char h[BLOCK] = {0};
+        _cleanup_buf_ struct buf pax = {0};
+        bool long_name = strlen(name) > 99, long_link = link && strlen(link) > 99;
+        bool big = size >= (UINT64_C(1) << 33);
+        char num[32];
+        int r = 0;
+        if (long_name)
+                r = pax_record(&pax, "path", name);
+        if (r == 0 && long_link)
+                r = pax_record(&pax, "linkpath", link);
+        if (r == 0 && big && snprintf(num, sizeof(num), "%llu", (unsigned long long)size) > 0)
+                r = pax_record(&pax, "size", num);
+        if (r < 0)
+                return -ENOMEM;
+        if (pax.len) {
+                char x[BLOCK] = {0};
+                snprintf(x, 100, "PaxHeaders/%.80s", name);
+                octal(x + 100, 8, 0644);
+                octal(x + 108, 8, 0);
+                octal(x + 116, 8, 0);
+                octal(x + 124, 12, pax.len);
+                octal(x + 136, 12, 0);
+                x[156] = 'x';
+                memcpy(x + 257, "ustar", 6);
+                memcpy(x + 263, "00", 2);
+                memset(x + 148, ' ', 8);
+                unsigned sum = 0;
+                for (size_t i = 0; i < BLOCK; i++)
+                        sum += (unsigned char)x[i];
+                octal(x + 148, 7, sum);
+                if ((r = write_all(w->out, x, BLOCK)) < 0 ||
+                    (r = write_padded(w, pax.data, pax.len)) < 0)
+                        return r;
+        }
+        snprintf(h, 100, "%s", name); /* cut when long: the PAX path wins */
+        octal(h + 100, 8, mode & 07777);
+        octal(h + 108, 8, map_id(w, st->st_uid));
+        octal(h + 116, 8, map_id(w, st->st_gid));
+        octal(h + 124, 12, big ? 0 : size);
+        octal(h + 136, 12, st->st_mtim.tv_sec > 0 ? (uint64_t)st->st_mtim.tv_sec : 0);
+        h[156] = type;
+        if (link)
+                memcpy(h + 157, link, strlen(link) > 100 ? 100 : strlen(link));
+        memcpy(h + 257, "ustar", 6);
+        memcpy(h + 263, "00", 2);
+        memset(h + 148, ' ', 8);
+        unsigned sum = 0;
+        for (size_t i = 0; i < BLOCK; i++)
+                sum += (unsigned char)h[i];
+        octal(h + 148, 7, sum);
+        return write_all(w->out, h, BLOCK);
+}
+
+static int count(struct tw *w, uint64_t bytes)
+{
+        w->st->entries++;
+        w->st->bytes += bytes + BLOCK; /* a header block each: an empty-file flood counts too */
+        if (w->st->bytes > w->o->max_bytes || w->st->entries > w->o->max_entries)
+                return sbx_fail(w->e, EXIT_FAILED, "limit", 0,
+                                "the layer is larger than the session's disk limit (%llu bytes, "
+                                "%llu entries)",
+                                (unsigned long long)w->o->max_bytes,
+                                (unsigned long long)w->o->max_entries);
+        return 0;
+}
+
+/* A regular file: opened without following, the same inode as walked, written in full
+ * (holes as zeros, counted); a file that shrank meanwhile is padded, one that grew cut. */
+static int put_file(struct tw *w, int dfd, const char *dname, const char *path,
+                    const struct stat *seen)
+{
+        _cleanup_close_ int fd = openat(dfd, dname, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
+                                                        O_NONBLOCK);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || st.st_ino != seen->st_ino || !S_ISREG(st.st_mode))
+                return 0; /* changed meanwhile: left out (use --pause for a still snapshot) */
+        uint64_t size = (uint64_t)st.st_size;
+        int r = count(w, size);
+        if (r == 0)
+                r = header(w, path, '0', st.st_mode & 0777, &st, size, NULL);
+        char buf[1 << 16];
+        for (uint64_t done = 0; r == 0 && done < size;) {
+                size_t want = size - done < sizeof(buf) ? (size_t)(size - done) : sizeof(buf);
+                ssize_t n = pread(fd, buf, want, (off_t)done);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0) {
+                        memset(buf, 0, want);
+                        n = (ssize_t)want;
+                }
+                r = write_all(w->out, buf, (size_t)n);
+                done += (uint64_t)n;
+        }
+        static const char zero[BLOCK];
+        if (r == 0 && size % BLOCK)
+                r = write_all(w->out, zero, BLOCK - size % BLOCK);
+        return r < 0 && !w->e->exit_code ? sbx_internal(w->e, -r, "failed to write the layer") : r;
+}
+
+static int put_empty(struct tw *w, const char *path, const struct stat *st)
+{
+        int r = count(w, 0);
+        if (r == 0 && (r = header(w, path, '0', 0644, st, 0, NULL)) < 0)
+                return sbx_internal(w->e, -r, "failed to write the layer");
+        return r;
+}
+
+static int walk(struct tw *w, int dfd, struct buf *path, int depth);
+
+static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path, int depth)
+{
+        struct stat st;
+        if (fstatat(dfd, dname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return 0; /* gone meanwhile */
+        size_t base = path->len;
+        bool whiteout = S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0);
+        if (strncmp(dname, ".wh.", 4) == 0) {
+                w->st->skipped++; /* would read as a whiteout: the session's own, never ours */
+                return 0;
+        }
+        if (buf_printf(path, "%s%s%s", path->len ? "/" : "", whiteout ? ".wh." : "", dname) < 0)
+                return -ENOMEM;
+        int r = 0;
+        if (whiteout)
+                r = put_empty(w, path->data, &st);
+        else if (S_ISREG(st.st_mode))
+                r = put_file(w, dfd, dname, path->data, &st);
+        else if (S_ISLNK(st.st_mode)) {
+                char target[PATH_MAX];
+                ssize_t n = readlinkat(dfd, dname, target, sizeof(target) - 1);
+                if (n > 0) {
+                        target[n] = '\0';
+                        r = count(w, (uint64_t)n);
+                        if (r == 0 && (r = header(w, path->data, '2', 0777, &st, 0, target)) < 0)
+                                r = sbx_internal(w->e, -r, "failed to write the layer");
+                }
+        } else if (S_ISDIR(st.st_mode)) {
+                _cleanup_close_ int sub =
+                    openat(dfd, dname, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                struct stat sst;
+                if (sub < 0 || fstat(sub, &sst) < 0 || sst.st_dev != w->dev ||
+                    sst.st_ino != st.st_ino)
+                        goto out; /* replaced meanwhile, or a mount: left out */
+                if (depth >= MAX_DEPTH) {
+                        r = sbx_fail(w->e, EXIT_FAILED, "limit", 0,
+                                     "the layer is deeper than %d directories", MAX_DEPTH);
+                        goto out;
+                }
+                char v[4] = "";
+                r = count(w, 0);
+                if (r == 0 && buf_puts(path, "/") < 0)
+                        r = -ENOMEM;
+                if (r == 0 && (r = header(w, path->data, '5', sst.st_mode & 01777, &sst, 0,
+                                          NULL)) < 0)
+                        r = sbx_internal(w->e, -r, "failed to write the layer");
+                path->len--;
+                path->data[path->len] = '\0';
+                if (r == 0 && fgetxattr(sub, "user.overlay.opaque", v, sizeof(v) - 1) > 0 &&
+                    v[0] == 'y') {
+                        size_t here = path->len;
+                        if (buf_puts(path, "/.wh..wh..opq") < 0)
+                                r = -ENOMEM;
+                        if (r == 0)
+                                r = put_empty(w, path->data, &sst);
+                        path->len = here;
+                        path->data[here] = '\0';
+                }
+                if (r == 0)
+                        r = walk(w, TAKE_FD(sub), path, depth + 1);
+        } else
+                w->st->skipped++; /* devices, fifos, sockets */
+out:
+        path->len = base;
+        if (path->data)
+                path->data[base] = '\0';
+        return r;
+}
+
+/* The directory open as dfd (taken), in name order (the same tree makes the same tar). */
+static int walk(struct tw *w, int dfd, struct buf *path, int depth)
+{
+        struct dirent **names = NULL;
+        _cleanup_close_ int fd = dfd;
+        _cleanup_free_ char *self = NULL;
+        if (asprintf(&self, "/proc/self/fd/%d", fd) < 0)
+                return -ENOMEM;
+        int n = scandir(self, &names, NULL, alphasort);
+        if (n < 0)
+                return sbx_internal(w->e, errno, "failed to read the writable layer");
+        int r = 0;
+        for (int i = 0; i < n; i++) {
+                const char *d = names[i]->d_name;
+                if (r == 0 && strcmp(d, ".") != 0 && strcmp(d, "..") != 0)
+                        r = put_entry(w, fd, d, path, depth);
+                free(names[i]);
+        }
+        free(names);
+        return r == -ENOMEM ? sbx_internal(w->e, ENOMEM, "out of memory") : r;
+}
+
+int layertar_write(int upper_fd, int out_fd, const struct layertar_opts *o,
+                   struct layertar_stats *st, struct sbx_error *e)
+{
+        struct tw w = {.out = out_fd, .o = o, .st = st, .e = e};
+        struct stat sst;
+        int dfd = fcntl(upper_fd, F_DUPFD_CLOEXEC, 3);
+        if (dfd < 0 || fstat(dfd, &sst) < 0) {
+                if (dfd >= 0)
+                        close(dfd);
+                return sbx_internal(e, errno, "failed to open the writable layer");
+        }
+        w.dev = sst.st_dev;
+        _cleanup_buf_ struct buf path = {0};
+        int r = walk(&w, dfd, &path, 0);
+        static const char end[2 * BLOCK];
+        if (r == 0 && (r = write_all(out_fd, end, sizeof(end))) < 0)
+                r = sbx_internal(e, -r, "failed to write the layer");
+        return r;
+}
