@@ -17,12 +17,12 @@ _sbx_flags() {
         check | help | log | ls | cp | diff | net | resume | pause | tools | write) echo "$common" ;;
         commit) echo "--pause $common" ;;
         connect) echo "--ttl $common" ;;
-        create) echo "$_sbx_create_flags $common" ;;
+        create) echo "$_sbx_create_flags --progress $common" ;;
         destroy) echo "--force $common" ;;
         edit) echo "--new-file --old-file --replace-all $common" ;;
         exec) echo "--env --interactive --max-output --timeout --tty --workdir $common" ;;
         glob) echo "--path $common" ;;
-        image) echo "--config --help --insecure-registry --json" ;;
+        image) echo "--config --help --insecure-registry --json --progress" ;;
         grep)
                 echo "--after-context --before-context --context --fixed-strings --glob" \
                         "--ignore-case --mode $common"
@@ -31,7 +31,7 @@ _sbx_flags() {
         stats) echo "--watch $common" ;;
         mcp) echo "--any-session $common" ;;
         read) echo "--binary --limit --offset $common" ;;
-        run) echo "$_sbx_create_flags --interactive --max-output --tty $common" ;;
+        run) echo "$_sbx_create_flags --interactive --max-output --progress --tty $common" ;;
         esac
 }
 
@@ -41,7 +41,8 @@ _sbx_takes_value() {
         --after-context | --allow-host | --before-context | --config | --context | --cpus | \
                 --disk | --env | --glob | --hostname | --image | --limit | --max-output | \
                 --memory | --mode | --mount | --name | --net | --new-file | --nofile | \
-                --offset | --old-file | --package | --path | --pids | --ptys | --rootfs | --seccomp | \
+                --offset | --old-file | --package | --path | --pids | --progress | --ptys | --rootfs | \
+                --seccomp | \
                 --timeout | --ttl | --workdir | -A | -B | -C | -e | -t | -w)
                 return 0
                 ;;

@@ -177,3 +177,65 @@ through_proxy='curl -s -o /dev/null -w "%{http_code}" --max-time 5 --noproxy "" 
         sbx_expect 2 create --config "$ini"
         SBX_PACKAGE_HOSTS='files.example.com, 10.0.0.5:3141' sbx_ok create
 }
+
+# ---- progress ----------------------------------------------------------------------------
+
+# every line of $1 is one JSON object with .progress.what
+all_progress_json() {
+        local l
+        [ -s "$1" ] || fail "no progress lines"
+        while IFS= read -r l; do
+                jq -e '.progress.what | type == "string"' <<<"$l" >/dev/null ||
+                        fail "not a progress event: '$l'"
+        done <"$1"
+}
+
+@test "progress: image import draws one line in place on a terminal, nothing elsewhere, JSON lines on request" {
+        command -v script >/dev/null || skip "script (bsdutils) is not installed"
+        export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store
+        mkdir -p "$BATS_TEST_TMPDIR/root/bin"
+        cp /bin/busybox "$BATS_TEST_TMPDIR/root/bin/"
+        head -c 4M /dev/urandom >"$BATS_TEST_TMPDIR/root/blob"
+        tar -C "$BATS_TEST_TMPDIR/root" -cf "$BATS_TEST_TMPDIR/root.tar" .
+        script -qec "$SBX image import bb:1 $BATS_TEST_TMPDIR/root.tar" /dev/null \
+                >"$BATS_TEST_TMPDIR/tty.out" </dev/null
+        local tty
+        tty=$(cat -v "$BATS_TEST_TMPDIR/tty.out")
+        [[ $tty == *'^M^[[Kunpacking the root filesystem tarball  '*' / '*'M  '*'/s'* ]] ||
+                fail "no progress line: $tty"
+        [[ $tty == *'^M^[[Ksha256:'* ]] || fail "the line was not cleared before the id: $tty"
+        [ "$(grep -ac $'\n' "$BATS_TEST_TMPDIR/tty.out")" -le 1 ] || fail "progress took several lines"
+        # stderr not a terminal: nothing but the result
+        sbx_ok image import bb:2 "$BATS_TEST_TMPDIR/root.tar"
+        [ -z "$stderr" ] || fail "stderr: $stderr"
+        # JSON lines on stderr, the one document on stdout
+        sbx_ok image import --json --progress json bb:3 "$BATS_TEST_TMPDIR/root.tar"
+        json_doc
+        printf '%s\n' "$stderr" >"$BATS_TEST_TMPDIR/events"
+        all_progress_json "$BATS_TEST_TMPDIR/events"
+        [ "$(tail -1 "$BATS_TEST_TMPDIR/events" | jq -r '.progress | .bytes == .total and .total > 4000000')" = true ] ||
+                fail "last event: $(tail -1 "$BATS_TEST_TMPDIR/events")"
+        sbx_expect 2 image import --progress sometimes bb:4 "$BATS_TEST_TMPDIR/root.tar"
+        [[ $stderr == *"invalid --progress 'sometimes'"* ]] || fail "stderr: $stderr"
+}
+
+@test "progress: package installs show a line on a terminal and JSON lines on request" {
+        command -v script >/dev/null || skip "script (bsdutils) is not installed"
+        script -qec "$SBX create --config $ini --package sbxtiny" /dev/null \
+                >"$BATS_TEST_TMPDIR/tty.out" </dev/null
+        local tty
+        tty=$(cat -v "$BATS_TEST_TMPDIR/tty.out")
+        [[ $tty == *'^M^[[Kinstalling the packages (pip install)  '*s* ]] || fail "no progress line: $tty"
+        [[ $tty =~ sb_[a-z0-9]{16} ]] || fail "no id: $tty"
+        sbx_ok destroy "${BASH_REMATCH[0]}"
+        sbx_ok create --json --progress json --config "$ini" --package sbxtiny
+        json_doc
+        sid=$(json .id)
+        printf '%s\n' "$stderr" >"$BATS_TEST_TMPDIR/events"
+        all_progress_json "$BATS_TEST_TMPDIR/events"
+        grep -q '"what":"installing the packages (pip install)","elapsed_ms":' "$BATS_TEST_TMPDIR/events" ||
+                fail "events: $(cat "$BATS_TEST_TMPDIR/events")"
+        # not a terminal, no --progress: nothing
+        sbx_ok create --config "$ini" --package sbxtiny
+        [ -z "$stderr" ] || fail "stderr: $stderr"
+}

@@ -175,6 +175,7 @@ int cmd_run(struct cli *cli, int argc, char **argv)
         opts[n++] = (struct option){"json", 0, NULL, OPT_JSON};
         opts[n++] = (struct option){"config", 1, NULL, OPT_CONFIG};
         opts[n++] = (struct option){"help", 0, NULL, OPT_HELP};
+        opts[n++] = (struct option){"progress", 1, NULL, OPT_PROGRESS};
         opts[n] = (struct option){0};
 
         struct flag_list fl = {0}, no_env = {0};
@@ -216,6 +217,9 @@ int cmd_run(struct cli *cli, int argc, char **argv)
         struct sbx_config c;
         struct exec_result res = {0};
         int r = args_build_config(cli, &fl, &c);
+        _cleanup_free_ char *unsaved = NULL; /* run saves nothing: its session has no supervisor */
+        if (r == 0 && (r = pkgcache_use(&c, &unsaved, &cli->err)) > 0)
+                r = 0;
         if (r == 0) {
                 args_print_warnings(&c);
                 r = run_in_new_session(&c, &rq, &res, &cli->err);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "provision.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -33,8 +35,38 @@ struct step_report {
  * still has to run the command itself (run) or destroy the session on failure (create): each
  * step joins from a forked child, which reports back over a pipe.
  */
+/* Read everything from fd up to max bytes; meanwhile what is shown as running on pr. */
+static int read_with_progress(int fd, struct buf *b, size_t max, struct cli_progress *pr,
+                              const char *what)
+{
+        uint64_t start = now_monotonic_ms();
+        char chunk[16384];
+        for (;;) {
+                struct pollfd p = {.fd = fd, .events = POLLIN};
+                int k = pr ? poll(&p, 1, 250) : 1;
+                if (k < 0 && errno != EINTR)
+                        return negerrno();
+                if (k <= 0) {
+                        cli_progress_tick(pr, what, now_monotonic_ms() - start);
+                        continue;
+                }
+                ssize_t n = RETRY_EINTR(read(fd, chunk, sizeof(chunk)));
+                if (n < 0)
+                        return negerrno();
+                if (n == 0)
+                        return 0;
+                if (b->len + (size_t)n > max)
+                        return -EFBIG;
+                if (buf_append(b, chunk, (size_t)n) < 0)
+                        return -ENOMEM;
+                if (pr)
+                        cli_progress_tick(pr, what, now_monotonic_ms() - start);
+        }
+}
+
 static int exec_forked(provision_exec_fn run, void *ctx, const struct exec_request *rq,
-                       struct exec_result *res, struct sbx_error *e)
+                       struct exec_result *res, struct cli_progress *pr, const char *what,
+                       struct sbx_error *e)
 {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -65,7 +97,8 @@ static int exec_forked(provision_exec_fn run, void *ctx, const struct exec_reque
         }
         close(p[1]);
         _cleanup_buf_ struct buf b = {0};
-        int r = read_all(rd, &b, sizeof(struct step_report) + PROVISION_MAX_OUTPUT);
+        int r =
+            read_with_progress(rd, &b, sizeof(struct step_report) + PROVISION_MAX_OUTPUT, pr, what);
         int status;
         (void)RETRY_EINTR(waitpid(pid, &status, 0));
         struct step_report rep;
@@ -121,12 +154,14 @@ static void last_line(const char *out, size_t len, char *line, size_t n)
 }
 
 static int run_step(const char *what, const char *code, char **argv, char **env,
-                    provision_exec_fn run, void *ctx, struct buf *ret_output, struct sbx_error *e)
+                    provision_exec_fn run, void *ctx, struct cli_progress *pr,
+                    struct buf *ret_output, struct sbx_error *e)
 {
         struct exec_request rq = {
             .argv = argv, .env_add = env, .capture = true, .max_output = PROVISION_MAX_OUTPUT};
         struct exec_result res = {0};
-        int r = exec_forked(run, ctx, &rq, &res, e);
+        int r = exec_forked(run, ctx, &rq, &res, pr, what, e);
+        cli_progress_end(pr);
         if (r < 0 && !res.timed_out) {
                 buf_freep(&res.output);
                 return r;
@@ -177,7 +212,7 @@ static bool env_has(char *const *env, const char *key)
 /* An index that cannot be reached fails create in seconds, with its own code, before pip
  * would spend minutes on its retries. Not when the caller's pip uses no index. */
 static int probe_index(const struct sbx_config *c, char **env, provision_exec_fn run, void *ctx,
-                       struct sbx_error *e)
+                       struct cli_progress *pr, struct sbx_error *e)
 {
         if (env_has(c->env, "PIP_NO_INDEX") || env_has(c->env, "PIP_INDEX_URL"))
                 return 0;
@@ -189,7 +224,8 @@ static int probe_index(const struct sbx_config *c, char **env, provision_exec_fn
         struct exec_request rq = {
             .argv = argv, .env_add = env, .capture = true, .max_output = 4096};
         struct exec_result res = {0};
-        int r = exec_forked(run, ctx, &rq, &res, e);
+        int r = exec_forked(run, ctx, &rq, &res, pr, "reaching the package index", e);
+        cli_progress_end(pr);
         _cleanup_buf_ struct buf out = res.output;
         if (r < 0 || res.exec_error.exit_code || (res.exit_code == 0 && !res.timed_out))
                 return r < 0 ? r : 0; /* no python3: pip's own step says so */
@@ -209,7 +245,8 @@ static char **install_env(const struct sbx_config *c)
         _cleanup_strv_ char **pip = NULL;
         if (package_pip_env(c, &pip) < 0)
                 return NULL;
-        static char *const fixed[] = {"PIP_NO_INPUT=1", "PIP_RETRIES=1", "PIP_TIMEOUT=30", NULL};
+        static char *const fixed[] = {"PIP_NO_INPUT=1", "PIP_RETRIES=1", "PIP_TIMEOUT=30",
+                                      "PIP_NO_CACHE_DIR=1", NULL};
         static char *const proxied[] = {"HTTP_PROXY=" PROXY_URL, "HTTPS_PROXY=" PROXY_URL,
                                         "http_proxy=" PROXY_URL, "https_proxy=" PROXY_URL,
                                         /* an index on the host's loopback (a local mirror)
@@ -221,37 +258,45 @@ static char **install_env(const struct sbx_config *c)
         return env_merge(c->net == SBX_NET_HOST ? NULL : proxied, a);
 }
 
-int provision_session(const struct sbx_config *c, provision_exec_fn run, void *ctx,
-                      struct buf *ret_output, struct sbx_error *e)
+int provision_packages(const struct sbx_config *c, provision_exec_fn run, void *ctx,
+                       struct cli_progress *pr, struct buf *ret_output, struct sbx_error *e)
 {
         size_t n = 0;
         while (c->packages && c->packages[n])
                 n++;
-        if (n) {
-                _cleanup_strv_ char **env = install_env(c);
-                _cleanup_free_ char **argv = calloc(n + 8, sizeof(char *));
-                if (!env || !argv)
-                        return sbx_internal(e, ENOMEM, "out of memory");
-                int r = probe_index(c, env, run, ctx, e);
-                if (r < 0)
-                        return r;
-                size_t k = 0;
-                static char *const head[] = {"python3", "-m", "pip", "install", "--no-input"};
-                for (size_t i = 0; i < ARRAY_SIZE(head); i++)
-                        argv[k++] = head[i];
-                for (size_t i = 0; i < n; i++)
-                        argv[k++] = c->packages[i]; /* never an option: config/validate.c */
-                r = run_step("installing the packages (pip install)", "package_install_failed",
-                             argv, env, run, ctx, ret_output, e);
-                if (r < 0)
-                        return r;
-        }
-        if (c->setup) {
-                char *argv[] = {"sh", "-c", c->setup, NULL};
-                return run_step("the setup command", "internal", argv, NULL, run, ctx, ret_output,
-                                e);
-        }
-        return 0;
+        if (!n)
+                return 0;
+        _cleanup_strv_ char **env = install_env(c);
+        _cleanup_free_ char **argv = calloc(n + 8, sizeof(char *));
+        if (!env || !argv)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        int r = probe_index(c, env, run, ctx, pr, e);
+        if (r < 0)
+                return r;
+        size_t k = 0;
+        static char *const head[] = {"python3", "-m", "pip", "install", "--no-input"};
+        for (size_t i = 0; i < ARRAY_SIZE(head); i++)
+                argv[k++] = head[i];
+        for (size_t i = 0; i < n; i++)
+                argv[k++] = c->packages[i]; /* never an option: config/validate.c */
+        return run_step("installing the packages (pip install)", "package_install_failed", argv,
+                        env, run, ctx, pr, ret_output, e);
+}
+
+int provision_setup(const struct sbx_config *c, provision_exec_fn run, void *ctx,
+                    struct buf *ret_output, struct sbx_error *e)
+{
+        if (!c->setup)
+                return 0;
+        char *argv[] = {"sh", "-c", c->setup, NULL};
+        return run_step("the setup command", "internal", argv, NULL, run, ctx, NULL, ret_output, e);
+}
+
+int provision_session(const struct sbx_config *c, provision_exec_fn run, void *ctx,
+                      struct buf *ret_output, struct sbx_error *e)
+{
+        int r = provision_packages(c, run, ctx, NULL, ret_output, e);
+        return r < 0 ? r : provision_setup(c, run, ctx, ret_output, e);
 }
 
 int provision_exec_by_id(void *id, const struct exec_request *rq, struct exec_result *res,
