@@ -19,12 +19,12 @@ _sbx_flags() {
         commit) echo "--pause --replace $common" ;;
         check | help | log | ls | cp | diff | fs | net | resume | pause | tools | write) echo "$common" ;;
         connect) echo "--ttl $common" ;;
-        create) echo "$_sbx_create_flags $common" ;;
+        create) echo "$_sbx_create_flags --progress $common" ;;
         destroy) echo "--force $common" ;;
         edit) echo "--new-file --old-file --replace-all $common" ;;
         exec) echo "--detach --env --interactive --max-output --timeout --tty --workdir $common" ;;
         glob) echo "--path $common" ;;
-        image) echo "--config --help --insecure-registry --json" ;;
+        image) echo "--config --help --insecure-registry --json --progress" ;;
         grep)
                 echo "--after-context --before-context --context --fixed-strings --glob" \
                         "--ignore-case --mode $common"
@@ -34,7 +34,7 @@ _sbx_flags() {
         mcp) echo "--any-session --destroy-on-close --max-output $common" ;;
         serve) echo "--api-key-file --listen $common" ;;
         read) echo "--binary --limit --offset $common" ;;
-        run) echo "$_sbx_create_flags --interactive --max-output --tty $common" ;;
+        run) echo "$_sbx_create_flags --interactive --max-output --progress --tty $common" ;;
         esac
 }
 
@@ -44,7 +44,8 @@ _sbx_takes_value() {
         --after-context | --allow-host | --api-key-file | --before-context | --config | --context | --cpus | --cursor | \
                 --disk | --env | --glob | --hostname | --image | --limit | --listen | --max-output | \
                 --memory | --mode | --mount | --name | --net | --new-file | --nofile | \
-                --offset | --old-file | --package | --path | --pids | --ptys | --rootfs | --seccomp | \
+                --offset | --old-file | --package | --path | --pids | --progress | --ptys | --rootfs | \
+                --seccomp | \
                 --timeout | --ttl | --workdir | -A | -B | -C | -e | -t | -w)
                 return 0
                 ;;

@@ -160,6 +160,7 @@ complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
 # image
 complete -c sbx -n '__sbx_using image; and test (__sbx_operands) -eq 0' -a 'import list pull rm'
 complete -c sbx -n '__sbx_using image' -l insecure-registry -d 'allow plain HTTP to the registry (image pull)'
+complete -c sbx -n '__sbx_using create run image' -l progress -x -a 'auto none json' -d 'progress: a line on a terminal, none, or JSON lines'
 complete -c sbx -n '__sbx_using image; and test (__sbx_operands) -eq 2' -F
 
 # create (and run)

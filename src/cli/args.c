@@ -70,6 +70,19 @@ int args_common_argv(struct cli *cli, const char *command, int opt, const char *
         case OPT_CONFIG:
                 cli->config_file = optarg;
                 return 1;
+        case OPT_PROGRESS:
+                if (strcmp(optarg, "auto") == 0)
+                        cli->progress = CLI_PROGRESS_AUTO;
+                else if (strcmp(optarg, "none") == 0)
+                        cli->progress = CLI_PROGRESS_NONE;
+                else if (strcmp(optarg, "json") == 0)
+                        cli->progress = CLI_PROGRESS_JSON;
+                else {
+                        sbx_usage(&cli->err, "invalid --progress '%s': expected auto, none or json",
+                                  optarg);
+                        return -2;
+                }
+                return 1;
         case OPT_HELP:
         case 'h':
                 args_print_help(cli, command);

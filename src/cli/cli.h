@@ -11,8 +11,12 @@
 #include "shared/buf.h"
 #include "shared/error.h"
 
+/* --progress: a line on a terminal (auto), nothing, or JSON lines on stderr */
+enum cli_progress_mode { CLI_PROGRESS_AUTO = 0, CLI_PROGRESS_NONE, CLI_PROGRESS_JSON };
+
 struct cli {
         bool json;               /* --json: exactly one JSON document on stdout */
+        enum cli_progress_mode progress;
         const char *config_file; /* --config FILE */
         struct sbx_error err;    /* the one error of this invocation */
 };

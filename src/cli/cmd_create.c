@@ -55,6 +55,7 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         opts[n++] = (struct option){"json", 0, NULL, OPT_JSON};
         opts[n++] = (struct option){"config", 1, NULL, OPT_CONFIG};
         opts[n++] = (struct option){"help", 0, NULL, OPT_HELP};
+        opts[n++] = (struct option){"progress", 1, NULL, OPT_PROGRESS};
         opts[n] = (struct option){0};
 
         struct flag_list fl = {0};
@@ -78,6 +79,11 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         int r = args_build_config(cli, &fl, &c);
         struct session_state st = {0};
         _cleanup_close_ int ack = -1;
+        _cleanup_free_ char *save_as = NULL;
+        if (r == 0)
+                r = pkgcache_use(&c, &save_as, &cli->err);
+        if (r > 0)
+                r = 0;
         if (r == 0) {
                 args_print_warnings(&c);
                 r = session_create(&c, &st, &ack, &cli->err);
@@ -87,7 +93,13 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         if (r == 0 && ((c.packages && c.packages[0]) || c.setup)) {
                 /* installs and setup before the id is printed; a failure leaves nothing */
                 _cleanup_buf_ struct buf out = {0};
-                r = provision_session(&c, provision_exec_by_id, st.id, &out, &cli->err);
+                struct cli_progress pr;
+                cli_progress_init(cli, &pr);
+                r = provision_packages(&c, provision_exec_by_id, st.id, &pr, &out, &cli->err);
+                if (r == 0 && save_as) /* before setup: the packages only */
+                        pkgcache_save(st.id, save_as);
+                if (r == 0)
+                        r = provision_setup(&c, provision_exec_by_id, st.id, &out, &cli->err);
                 if (r < 0) {
                         provision_destroy(st.id);
                         session_state_free(&st);

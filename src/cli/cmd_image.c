@@ -54,7 +54,12 @@ static int do_import(struct cli *cli, struct buf *b, char **args, int n)
         if (r < 0)
                 return r;
         struct image_info i = {0};
-        if ((r = image_import(args[0], args[1], &i, &cli->err)) < 0)
+        struct cli_progress pr;
+        cli_progress_init(cli, &pr);
+        r = image_import(args[0], args[1], pr.mode == CLI_PROGRESS_NONE ? NULL : cli_progress_show,
+                         &pr, &i, &cli->err);
+        cli_progress_end(&pr);
+        if (r < 0)
                 return r;
         if (cli->json) {
                 info_json(b, &i, true);
@@ -152,6 +157,7 @@ int cmd_image(struct cli *cli, int argc, char **argv)
             {"config", 1, NULL, OPT_CONFIG},
             {"help", 0, NULL, OPT_HELP},
             {"insecure-registry", 0, NULL, 'k'},
+            {"progress", 1, NULL, OPT_PROGRESS},
             {0},
         };
         bool insecure = false;

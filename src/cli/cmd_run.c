@@ -132,12 +132,20 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         _cleanup_close_ int auditfd = -1;
         if (r == 0 && c->audit_dir)
                 r = run_audit_open(c, &plan, &st, p.pid, &auditfd, e);
+        _cleanup_strv_ char **window = NULL;
+        if (r == 0 && provision_window(c, &window) < 0)
+                r = sbx_internal(e, ENOMEM, "failed to build the package index's allow list");
         if (r == 0)
-                r = proxy_start(c, p.ns[NS_USER], p.ns[NS_NET], st.id, auditfd, p.uids.helper,
-                                &p.proxy, e);
+                r = proxy_start(c, window, p.ns[NS_USER], p.ns[NS_NET], st.id, auditfd,
+                                p.uids.helper, &p.proxy, e);
+        bool window_open = r == 0 && window && window[0];
+        if (window_open)
+                provision_window_audit(auditfd, st.id, "provision_open", window);
         struct run_target t = {.ns = p.ns, .st = &st};
         if (r == 0 && provision)
                 r = provision_session(c, run_target_exec, &t, NULL, e);
+        if (window_open) /* the command itself gets the session's own network only */
+                provision_window_close(&p.proxy, c->net, c->allow_hosts, auditfd, st.id);
         if (r == 0 && chan >= 0 && !early)
                 r = cgroup_run_server_prepare(&st, provision, &cx, &served, e);
         if (r == 0) {
@@ -172,6 +180,7 @@ int cmd_run(struct cli *cli, int argc, char **argv)
         opts[n++] = (struct option){"json", 0, NULL, OPT_JSON};
         opts[n++] = (struct option){"config", 1, NULL, OPT_CONFIG};
         opts[n++] = (struct option){"help", 0, NULL, OPT_HELP};
+        opts[n++] = (struct option){"progress", 1, NULL, OPT_PROGRESS};
         opts[n] = (struct option){0};
 
         struct flag_list fl = {0}, no_env = {0};
@@ -213,6 +222,9 @@ int cmd_run(struct cli *cli, int argc, char **argv)
         struct sbx_config c;
         struct exec_result res = {0};
         int r = args_build_config(cli, &fl, &c);
+        _cleanup_free_ char *unsaved = NULL; /* run saves nothing: its session has no supervisor */
+        if (r == 0 && (r = pkgcache_use(&c, &unsaved, &cli->err)) > 0)
+                r = 0;
         if (r == 0) {
                 args_print_warnings(&c);
                 r = run_in_new_session(&c, &rq, &res, &cli->err);

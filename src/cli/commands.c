@@ -34,7 +34,11 @@
         "      --net MODE          none (default), host, proxy\n"                                  \
         "      --allow-host H      allowed destination for proxy mode (repeatable)\n"              \
         "      --seccomp P         default, strict, unconfined\n"                                  \
-        "      --strict-limits     fail (exit 4) when a default limit cannot be enforced\n"
+        "      --strict-limits     fail (exit 4) when a default limit cannot be enforced\n"       \
+        PROGRESS_OPTION
+
+#define PROGRESS_OPTION                                                                            \
+        "      --progress MODE     auto (a line on a terminal), none, json (lines on stderr)\n"
 
 #define CREATE_FLAGS                                                                               \
         "--name --ttl --timeout --rootfs --image --package --read-only --workdir --hostname "      \
@@ -55,7 +59,7 @@ const struct command sbx_commands[] = {
          "  id=$(sbx create --ttl 1h --name work)\n"
          "  sbx create --json --memory 1G --mount ~/src:/workspace/src:ro\n"
          "  sbx create --memory unlimited --cpus unlimited --pids unlimited  # no cgroups\n",
-         CREATE_FLAGS " --json --config --help"},
+         CREATE_FLAGS " --progress --json --config --help"},
         {"connect", cmd_connect, "[--ttl DUR] ID", "check a session is alive and renew its TTL",
          "      --ttl DUR           new lifetime from now (the session's own by default)\n"
                  GLOBAL_OPTIONS,
@@ -118,7 +122,7 @@ const struct command sbx_commands[] = {
         {"run", cmd_run, "[CREATE-OPTIONS] [EXEC-OPTIONS] [--] CMD [ARG...]",
          "create, exec, destroy in one call", CREATE_OPTIONS EXEC_OPTIONS GLOBAL_OPTIONS,
          "  sbx run -- echo hello\n  sbx run --json --mount .:/workspace -- make test\n",
-         CREATE_FLAGS " --workdir --interactive --tty --max-output --json --config --help"},
+         CREATE_FLAGS " --workdir --interactive --tty --max-output --progress --json --config --help"},
         {"list", cmd_list, "", "the caller's sessions",
          "  -q, --quiet             print only the ids\n" GLOBAL_OPTIONS,
          "  sbx list\n  sbx list --quiet\n  sbx list --json\n", "--quiet --json --config --help"},
@@ -129,7 +133,7 @@ const struct command sbx_commands[] = {
         {"image", cmd_image,
          "import NAME[:TAG] SOURCE | pull [--insecure-registry] REF | list | rm NAME[:TAG]",
          "import, pull, list and remove images (bases for --image)",
-         GLOBAL_OPTIONS "      --insecure-registry  plain HTTP to the registry (image pull)\n",
+         GLOBAL_OPTIONS "      --insecure-registry  plain HTTP to the registry (image pull)\n" PROGRESS_OPTION,
          "  sbx image pull python:3.12-slim                 # from docker.io\n"
          "  sbx image pull --insecure-registry 127.0.0.1:5000/team/tool:1\n"
          "  sbx image import python:3.12 ./python-oci        # an OCI layout directory\n"
@@ -137,7 +141,7 @@ const struct command sbx_commands[] = {
          "rootfs tarball\n"
          "  sbx image list --json\n"
          "  sbx image rm python:3.12\n",
-         "--json --config --help --insecure-registry"},
+         "--json --config --help --insecure-registry --progress"},
         {"pause", cmd_pause, "ID", "freeze every process of a session",
          GLOBAL_OPTIONS,
          "  sbx pause work\n  sbx pause --json work\n", "--json --config --help"},

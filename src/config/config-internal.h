@@ -42,6 +42,8 @@ enum config_key_id {
         KEY_SERVE_HOST_IMAGES,
         KEY_SERVE_VOLUME_ROOTS,
         KEY_SERVE_MAX_UPLOAD,
+        KEY_PACKAGE_INDEX,
+        KEY_PACKAGE_HOSTS,
         KEY__MAX,
 };
 

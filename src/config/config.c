@@ -65,6 +65,8 @@ void config_free(struct sbx_config *c)
         strv_freep(&c->insecure_registries);
         strv_freep(&c->serve_host_images);
         strv_freep(&c->serve_volume_roots);
+        free(c->package_index);
+        strv_freep(&c->package_hosts);
         strv_freep(&c->warnings);
         free(c->image_layers_dir);
         strv_freep(&c->image_layers);

@@ -92,6 +92,9 @@ struct sbx_config {
         char **serve_host_images;   /* image uris answered with the host's base; "*": all */
         char **serve_volume_roots;  /* host directories that volumes may come from */
         uint64_t serve_max_upload;  /* largest upload body; default 256M */
+        /* [packages] */
+        char *package_index;  /* index_url: NULL = PyPI */
+        char **package_hosts; /* hosts: more allow entries while packages install; may be NULL */
 
         /* Non-fatal messages for the CLI to print ("volume host path '/x' does not exist:
          * skipped"). NULL-terminated, may be NULL. */
@@ -133,4 +136,16 @@ int parse_env_assignment(const char *s);              /* 0 if "K=V" with a valid
 const char *allow_entry_check(const char *s, char **ret);
 
 const char *net_mode_name(enum sbx_net_mode m);
+
+/* packages.c: the package index and the provisioning window. */
+#define PACKAGE_INDEX_DEFAULT "https://pypi.org/simple"
+/* NULL when url is an http(s) index URL; *ret_entry (may be NULL) gets its host as an allow
+ * entry ("host[:port]"). */
+const char *package_index_check(const char *url, char **ret_entry);
+const char *package_index_url(const struct sbx_config *c);
+/* The allow entries the proxy admits while packages install: the index's host (PyPI's two
+ * by default) and [packages] hosts. 0 or -errno. */
+int package_window(const struct sbx_config *c, char ***ret);
+/* "K=V" for pip in the session: the index, and the externally-managed guard answered. */
+int package_pip_env(const struct sbx_config *c, char ***ret);
 const char *seccomp_profile_name(enum sbx_seccomp_profile p);

@@ -435,6 +435,42 @@ static int set_serve_volume_roots(struct sbx_config *c, struct layer *l,
         if (!config_seen(c, l, k->id))
                 strv_clear(&c->serve_volume_roots);
         return for_each_item(c, l, k, v, true, add_volume_root);
+static int set_package_index(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                             const char *v)
+{
+        if (!v[0]) { /* empty: PyPI */
+                free(c->package_index);
+                c->package_index = NULL;
+                return 0;
+        }
+        const char *why = package_index_check(v, NULL);
+        if (why)
+                return layer_invalid(l, k, v, "%s", why);
+        char *s = strdup(v);
+        if (!s)
+                return layer_oom(l);
+        free(c->package_index);
+        c->package_index = s;
+        return 0;
+}
+
+static int add_package_host(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                            const char *item)
+{
+        char *norm = NULL;
+        const char *why = allow_entry_check(item, &norm);
+        if (why)
+                return layer_invalid(l, k, item, "%s", why);
+        return strv_push(&c->package_hosts, norm) >= 0 ? 0 : layer_oom(l);
+}
+
+static int set_package_hosts(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                             const char *v)
+{
+        if (!config_seen(c, l, k->id))
+                strv_clear(&c->package_hosts);
+        int r = for_each_item(c, l, k, v, true, add_package_host);
+        return r < 0 ? r : 0;
 }
 
 #define MOUNT_SKIPPED "volume host path "
@@ -596,6 +632,12 @@ static const struct config_key keys[KEY__MAX] = {
                               NULL, .set = set_size, NUM(serve_max_upload), .min = 1,
                               .max = UINT64_MAX, .expected = "a size like 256M",
                               .range = "must be at least 1 byte"},
+    [KEY_PACKAGE_INDEX] = {KEY_PACKAGE_INDEX, "packages", "index_url", "SBX_PACKAGE_INDEX_URL",
+                           NULL, .free_text = true, .set = set_package_index,
+                           .expected = "an index URL like https://pypi.org/simple"},
+    [KEY_PACKAGE_HOSTS] = {KEY_PACKAGE_HOSTS, "packages", "hosts", "SBX_PACKAGE_HOSTS", NULL,
+                           .list = true, .set = set_package_hosts,
+                           .expected = "a host like files.example.com or 10.0.0.5:3141"},
 };
 
 const struct config_key *config_keys(size_t *ret_n)

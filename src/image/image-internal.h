@@ -24,6 +24,8 @@ struct unpack_budget {
         uint64_t written;   /* data bytes written since the last check of the free space */
         uint64_t entries;   /* against IMAGE_MAX_ENTRIES */
         uint64_t skipped;   /* device nodes and sockets dropped */
+        image_progress_fn progress; /* NULL: none; the blob's bytes read so far and in all */
+        void *progress_arg;
 };
 /*
  * Unpack the archive read from blobfd into the empty directory destfd (fd-relative, never

@@ -40,10 +40,12 @@ int image_store_path(char **ret);
 int image_store_open(bool create, int *ret_fd, struct sbx_error *e);
 
 /* Import SOURCE as NAME[:TAG] (TAG "latest" when omitted). Fills *ret on success. */
-int image_import(const char *ref, const char *source, struct image_info *ret, struct sbx_error *e);
-/* What `image pull` reports while it fetches: what (e.g. "layer 2/5 sha256:abcd..."), bytes so
- * far and in all. */
+/* What `image pull` and `image import` report while they work: what (e.g. "pulling layer 2/5
+ * sha256:abcd...", "unpacking layer 1 of 3 (sha256:...)"), bytes so far and in all. */
 typedef void (*image_progress_fn)(void *arg, const char *what, uint64_t now, uint64_t total);
+/* progress: NULL for none. */
+int image_import(const char *ref, const char *source, image_progress_fn progress, void *arg,
+                 struct image_info *ret, struct sbx_error *e);
 struct image_pull_opts {
         bool insecure;               /* plain http to the registry (--insecure-registry) */
         char *const *insecure_hosts; /* [images] insecure_registries: "HOST[:PORT]", NULL-ended */

@@ -165,7 +165,8 @@ int image_max_unpacked(uint64_t *ret, struct sbx_error *e)
         return 0;
 }
 
-int image_import(const char *ref, const char *source, struct image_info *ret, struct sbx_error *e)
+int image_import(const char *ref, const char *source, image_progress_fn progress, void *arg,
+                 struct image_info *ret, struct sbx_error *e)
 {
         _cleanup_free_ char *name = NULL, *tag = NULL;
         if (image_ref_split(ref, &name, &tag) < 0)
@@ -173,7 +174,7 @@ int image_import(const char *ref, const char *source, struct image_info *ret, st
         struct import im = {.storefd = -1, .layersfd = -1, .workfd = -1};
         _cleanup_close_ int lockfd = -1, scratch = -1;
         struct image_info info = {0};
-        struct unpack_budget b = {0};
+        struct unpack_budget b = {.progress = progress, .progress_arg = arg};
         int r = image_max_unpacked(&b.max_bytes, e);
         if (r == 0)
                 r = image_store_open(true, &im.storefd, e);

@@ -294,11 +294,11 @@ static void sweep_layouts(int dlfd)
 static int pull_blobs(struct pull *p, struct sbx_error *e)
 {
         int r = make_layout(p, e);
-        snprintf(p->what, sizeof(p->what), "config sha256:%.12s", p->config.hex);
+        snprintf(p->what, sizeof(p->what), "pulling config sha256:%.12s", p->config.hex);
         if (r == 0)
                 r = place_blob(p, &p->config, false, e);
         for (size_t i = 0; r == 0 && i < p->n_layers; i++) {
-                snprintf(p->what, sizeof(p->what), "layer %zu/%zu sha256:%.12s", i + 1,
+                snprintf(p->what, sizeof(p->what), "pulling layer %zu/%zu sha256:%.12s", i + 1,
                          p->n_layers, p->layers[i].hex);
                 r = place_blob(p, &p->layers[i], true, e);
         }
@@ -361,7 +361,7 @@ int image_pull(const char *ref, const struct image_pull_opts *o, struct image_in
                 r = sbx_internal(e, -r, "failed to find the image store");
         if (r == 0) {
                 snprintf(source, sizeof(source), "%s/downloads/%s", store, p.layout);
-                r = image_import(local, source, ret, e);
+                r = image_import(local, source, o->progress, o->arg, ret, e);
         }
         if (r == 0) { /* imported: the store has the layers unpacked, the blobs can go */
                 (void)unlinkat(p.dlfd, p.config.hex, 0);

@@ -34,6 +34,9 @@
 struct reader {
         const struct archive_lib *la;
         int fd;
+        char what[160]; /* "unpacking <what>", for the progress callback */
+        const struct unpack_budget *b;
+        uint64_t done, total;
         struct sha256_ctx sha;
         uint8_t buf[1 << 16];
 };
@@ -51,6 +54,10 @@ static la_ssize_t read_hashed(struct archive *a, void *data, const void **ret)
                         return -1;
                 }
                 sha256_update(&r->sha, (size_t)n, r->buf);
+                r->done += (uint64_t)n;
+                if (r->b->progress && n > 0)
+                        r->b->progress(r->b->progress_arg, r->what, r->done,
+                                       r->total > r->done ? r->total : r->done);
                 *ret = r->buf;
                 return n;
         }
@@ -464,6 +471,11 @@ int layer_unpack(int blobfd, int destfd, const char *what, const char *expect,
                 return sbx_internal(e, ENOMEM, "out of memory");
         rd->la = la;
         rd->fd = blobfd;
+        snprintf(rd->what, sizeof(rd->what), "unpacking %s", what);
+        rd->b = b;
+        rd->done = 0;
+        struct stat bst;
+        rd->total = fstat(blobfd, &bst) == 0 && S_ISREG(bst.st_mode) ? (uint64_t)bst.st_size : 0;
         sha256_init(&rd->sha);
         if (la->read_open(a, rd, NULL, read_hashed, NULL) != ARCHIVE_OK)
                 return sbx_fail(e, EXIT_USAGE, "usage", 0,

@@ -130,6 +130,18 @@ void netpolicy_handle(struct netpolicy *np, const char *req, struct buf *reply);
  */
 int session_net(const char *id_or_name, const char *action, const char *host, char **ret_mode,
                 char ***ret_allow, struct sbx_error *e);
+/*
+ * The provisioning window (netpolicy.c): while `--package` installs run, the proxy admits the
+ * package index on top of the session's own list. *ret: its allow entries, NULL when no window
+ * is needed (no packages, or the host's network). 0 or -ENOMEM.
+ */
+int provision_window(const struct sbx_config *c, char ***ret);
+/* Its "net_policy" audit records: action "provision_open" with the list in force. */
+void provision_window_audit(int auditfd, const char *id, const char *action,
+                            char *const *allow);
+/* End it: a session without proxy mode loses the proxy, one with it keeps its own list. */
+void provision_window_close(struct proxy_handle *h, enum sbx_net_mode mode, char *const *allow,
+                            int auditfd, const char *id);
 
 /* The snapshot of a host base that `sbx diff` compares with, in the session dir. */
 #define BASE_FILE "base"

@@ -67,6 +67,31 @@ static void audit_policy(int auditfd, const char *id, const char *action, const 
         (void)audit_commit(auditfd, &b);
 }
 
+int provision_window(const struct sbx_config *c, char ***ret)
+{
+        *ret = NULL;
+        if (!c->packages || !c->packages[0] || c->net == SBX_NET_HOST)
+                return 0;
+        return package_window(c, ret);
+}
+
+void provision_window_audit(int auditfd, const char *id, const char *action, char *const *allow)
+{
+        audit_policy(auditfd, id, action, NULL, allow);
+}
+
+void provision_window_close(struct proxy_handle *h, enum sbx_net_mode mode, char *const *allow,
+                            int auditfd, const char *id)
+{
+        if (h->stop_fd < 0)
+                return;
+        /* a proxy that cannot take the narrower list goes: egress fails closed */
+        if (proxy_window_close(h, mode, allow) < 0)
+                proxy_stop(h);
+        audit_policy(auditfd, id, "provision_close", NULL,
+                     mode == SBX_NET_PROXY && h->stop_fd >= 0 ? allow : NULL);
+}
+
 static void reply_list(char *const *allow, const char *mode, struct buf *reply)
 {
         buf_printf(reply, "OK %s", mode);

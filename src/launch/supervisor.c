@@ -47,6 +47,7 @@ struct supervisor {
         bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
         bool client[MAX_CLIENTS];    /* indexed by fd: an accepted ctl connection */
         struct netpolicy net;        /* the allow list in force (sbx net) */
+        bool window_open;            /* the package index is admitted until #4 */
 };
 
 static void detach_stdio(void)
@@ -177,11 +178,19 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         if (audit_write_create(s->auditfd, &s->st, s->cfg, s->plan) < 0)
                 return sbx_internal(e, errno, "failed to write the audit log");
         audit_write_warnings(s->auditfd, s->st.id, s->cfg);
+        /* packages at create reach their index through the proxy until #4 ends the window */
+        _cleanup_strv_ char **window = NULL;
+        if (provision_window(s->cfg, &window) < 0)
+                return sbx_internal(e, ENOMEM, "failed to build the package index's allow list");
         /* the proxy writes one "net" record per connection into the same log */
-        r = proxy_start(s->cfg, s->init.ns[NS_USER], s->init.ns[NS_NET], s->st.id, s->auditfd,
-                        s->init.uids.helper, &s->init.proxy, e);
+        r = proxy_start(s->cfg, window, s->init.ns[NS_USER], s->init.ns[NS_NET], s->st.id,
+                        s->auditfd, s->init.uids.helper, &s->init.proxy, e);
         if (r == 0 && s->init.proxy.pidfd >= 0 && epoll_add(s->epfd, s->init.proxy.pidfd) < 0)
                 r = sbx_internal(e, errno, "failed to watch the proxy");
+        if (r == 0 && window && window[0]) {
+                s->window_open = true;
+                provision_window_audit(s->auditfd, s->st.id, "provision_open", window);
+        }
         return r;
 }
 
@@ -408,6 +417,11 @@ static void creator_answer(struct supervisor *s)
         closep(&s->creator);
         if (r < 0)
                 end_session(s, "destroyed", "its creator ended before it had the session's id");
+        if (s->window_open) {
+                s->window_open = false;
+                provision_window_close(&s->init.proxy, s->st.net, s->net.allow, s->auditfd,
+                                       s->st.id);
+        }
 }
 
 _noreturn_ static void event_loop(struct supervisor *s)

@@ -31,16 +31,23 @@ struct proxy_handle {
         }
 
 /*
- * In proxy mode (else a no-op): create the listening socket inside the network namespace
+ * In proxy mode, or when window names hosts (else a no-op): create the listening socket inside the network namespace
  * netns_fd (joining userns_fd first, in a short-lived child) and fork the proxy process that
  * serves it. It writes one "net" record per connection to audit_fd (-1: none). It exits when
  * the stop pipe closes (proxy_stop, or the caller's death): a signal would not do, since a
  * caller that joined the session's user namespace (`run`) may no longer signal it, and
  * PDEATHSIG is subject to the same permission check. As root it runs as host uid and gid
- * run_as (the session's helper id, never 0).
+ * run_as (the session's helper id, never 0). window (may be NULL): allow entries admitted on
+ * top of c's until the starter ends the provisioning window (proxy_window_close).
  */
-int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const char *session_id,
-                int audit_fd, uid_t run_as, struct proxy_handle *ret, struct sbx_error *e);
+int proxy_start(const struct sbx_config *c, char *const *window, int userns_fd, int netns_fd,
+                const char *session_id, int audit_fd, uid_t run_as, struct proxy_handle *ret,
+                struct sbx_error *e);
+/*
+ * The provisioning window ends: a session without proxy mode loses its proxy (h is stopped),
+ * one with it keeps the proxy with allow alone in force. 0 or -errno.
+ */
+int proxy_window_close(struct proxy_handle *h, enum sbx_net_mode mode, char *const *allow);
 /* When the proxy has ended: reap it (its status in *ret) and return 1; 0 while it runs. */
 int proxy_reap(struct proxy_handle *h, siginfo_t *ret);
 /* End the proxy process and reap it. */

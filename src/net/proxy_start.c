@@ -10,6 +10,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -109,14 +110,36 @@ static void proxy_child_setup(const struct proxy_params *pp, pid_t parent, uid_t
                 _exit(1);
 }
 
-int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const char *session_id,
-                int audit_fd, uid_t run_as, struct proxy_handle *ret, struct sbx_error *e)
+/* c's allow list with the window's entries after it. */
+static char **allow_with_window(char *const *allow, char *const *window)
+{
+        size_t n = 0, k = 0;
+        for (size_t i = 0; allow && allow[i]; i++)
+                n++;
+        for (size_t i = 0; window && window[i]; i++)
+                n++;
+        char **v = calloc(n + 1, sizeof(char *));
+        if (!v)
+                return NULL;
+        for (size_t i = 0; allow && allow[i]; i++)
+                v[k++] = allow[i];
+        for (size_t i = 0; window && window[i]; i++)
+                v[k++] = window[i];
+        return v; /* borrows the strings */
+}
+
+int proxy_start(const struct sbx_config *c, char *const *window, int userns_fd, int netns_fd,
+                const char *session_id, int audit_fd, uid_t run_as, struct proxy_handle *ret,
+                struct sbx_error *e)
 {
         *ret = (struct proxy_handle)PROXY_HANDLE_INIT;
-        if (c->net != SBX_NET_PROXY)
+        if (c->net != SBX_NET_PROXY && !(window && window[0]))
                 return 0;
         struct proxy_params pp = {.audit_fd = audit_fd, .session_id = session_id};
-        int r = allow_list_parse(c->allow_hosts, &pp.allow);
+        _cleanup_free_ char **entries = allow_with_window(c->allow_hosts, window);
+        if (!entries)
+                return sbx_internal(e, ENOMEM, "failed to read the allow list");
+        int r = allow_list_parse(entries, &pp.allow);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the allow list");
         _cleanup_close_ int listen_fd = -1, stop_rd = -1, stop_wr = -1;
@@ -154,6 +177,18 @@ int proxy_start(const struct sbx_config *c, int userns_fd, int netns_fd, const c
         ret->pidfd = pidfd;
         ret->stop_fd = TAKE_FD(stop_wr);
         return 0;
+}
+
+int proxy_window_close(struct proxy_handle *h, enum sbx_net_mode mode, char *const *allow)
+{
+        if (h->stop_fd < 0)
+                return 0;
+        if (mode != SBX_NET_PROXY) {
+                proxy_stop(h);
+                return 0;
+        }
+        static char *const none[] = {NULL};
+        return proxy_policy_send(h->stop_fd, allow ? allow : none);
 }
 
 int proxy_reap(struct proxy_handle *h, siginfo_t *ret)

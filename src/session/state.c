@@ -357,5 +357,11 @@ char **session_env_build(const struct sbx_config *c)
             "no_proxy=localhost,127.0.0.1",
             NULL,
         };
-        return env_merge(c->net == SBX_NET_PROXY ? proxied : builtin, c->env);
+        if (c->net != SBX_NET_PROXY)
+                return env_merge(builtin, c->env);
+        /* and pip uses the configured index, installing as a disposable sandbox may ([packages]) */
+        _cleanup_strv_ char **pip = NULL, **base = NULL;
+        if (package_pip_env(c, &pip) < 0 || !(base = env_merge(proxied, pip)))
+                return NULL;
+        return env_merge(base, c->env);
 }
