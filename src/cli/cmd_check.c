@@ -94,10 +94,15 @@ static void from_kernel(struct feature *f, void (*probe)(struct kernel_check *))
  * a built-in default that cannot be enforced only makes create warn and go without it.
  */
 static void check_cgroups(const struct sbx_config *c, struct feature *f,
-                          struct cgroup_check chk[CG_NCTRL])
+                          struct cgroup_check chk[CG_NCTRL], char *why, size_t why_n)
 {
         const bool asked[CG_NCTRL] = {c->memory_bytes != 0, c->pids != 0, c->cpus_milli != 0};
         const enum sbx_origin origin[CG_NCTRL] = {c->memory_origin, c->pids_origin, c->cpus_origin};
+        /* The scope a create would ask systemd for, asked for here too (this process moves into
+         * it; systemd removes it when check ends): the rows then say what a create gets. */
+        int d = cgroup_delegate(c, why, why_n);
+        if (d >= 0)
+                why[0] = '\0';
         for (int k = 0; k < CG_NCTRL; k++) {
                 struct cgroup_check *r = &chk[k];
                 cgroup_check_controller((enum cg_ctrl)k, r);
@@ -107,11 +112,20 @@ static void check_cgroups(const struct sbx_config *c, struct feature *f,
                 f[k].goes_without = asked[k] && dflt && !r->available;
                 f[k].cg_version = r->version;
                 snprintf(f[k].path, sizeof(f[k].path), "%s", r->path);
-                snprintf(f[k].detail, sizeof(f[k].detail), "%s%s", r->detail,
-                         !asked[k]               ? " (not needed: the limit is 'unlimited')"
-                         : r->available || !dflt ? ""
-                                                 : "; a default create goes without this "
-                                                   "default limit, and warns");
+                snprintf(f[k].detail, sizeof(f[k].detail), "%s%s%s%s", r->detail,
+                         d > 0 ? "; a transient systemd scope with Delegate=yes, which sbx asks "
+                                 "the user manager for (as create and run do)"
+                               : "",
+                         d < 0 && !r->available ? "; no delegated systemd scope: " : "",
+                         d < 0 && !r->available ? why : "");
+                if (asked[k] && !r->available && dflt)
+                        snprintf(f[k].detail + strlen(f[k].detail),
+                                 sizeof(f[k].detail) - strlen(f[k].detail), "%s",
+                                 "; a default create goes without this default limit, and warns");
+                else if (!asked[k])
+                        snprintf(f[k].detail + strlen(f[k].detail),
+                                 sizeof(f[k].detail) - strlen(f[k].detail), "%s",
+                                 " (not needed: the limit is 'unlimited')");
         }
         struct cgroup_check kill;
         cgroup_check_kill(&kill);
@@ -138,7 +152,7 @@ static void verdict(const struct feature *fs, size_t n, const struct limits_repo
                                  fs[i].detail);
                         return;
                 }
-        char w[512];
+        char w[1024];
         if (limits_warning(lr, w, sizeof(w)))
                 snprintf(out, len, "sessions work for uid %u here, but %s", uid, w);
         else
@@ -181,7 +195,8 @@ struct arch_names {
 
 /* The rows, in the order they print. Returns how many were filled. */
 static size_t run_checks(const struct sbx_config *c, struct feature *fs, size_t max,
-                         struct arch_names *an, struct cgroup_check chk[CG_NCTRL])
+                         struct arch_names *an, struct cgroup_check chk[CG_NCTRL], char *why,
+                         size_t why_n)
 {
         size_t n = 0;
 #define ROW(nm, req)                                                                               \
@@ -211,7 +226,7 @@ static size_t run_checks(const struct sbx_config *c, struct feature *fs, size_t 
         ROW("cgroup-kill", false);
         for (size_t i = 0; i <= CG_NCTRL; i++)
                 cg[i].cg_version = 0;
-        check_cgroups(c, cg, chk);
+        check_cgroups(c, cg, chk, why, why_n);
         check_proxy(ROW("proxy", c->net == SBX_NET_PROXY));
 #undef ROW
         return n;
@@ -242,9 +257,11 @@ int cmd_check(struct cli *cli, int argc, char **argv)
         struct feature fs[17]; /* 13 rows + one per syscall ABI (at most 4) */
         struct arch_names an;
         struct cgroup_check chk[CG_NCTRL];
-        size_t n = run_checks(&c, fs, ARRAY_SIZE(fs), &an, chk);
         struct limits_report lr;
+        char why[sizeof(lr.delegation)];
+        size_t n = run_checks(&c, fs, ARRAY_SIZE(fs), &an, chk, why, sizeof(why));
         limits_from_check(&c, chk, &lr);
+        snprintf(lr.delegation, sizeof(lr.delegation), "%s", why);
         config_free(&c);
 
         bool ok = true;

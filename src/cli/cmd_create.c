@@ -41,7 +41,7 @@ void session_json(struct buf *b, const struct session_state *st, bool with_creat
 static void warn_unenforced(const struct session_state *st)
 {
         struct limits_report lr;
-        char w[512];
+        char w[1024];
         limits_from_state(st, &lr);
         if (limits_warning(&lr, w, sizeof(w)))
                 cli_warn("%s", w);

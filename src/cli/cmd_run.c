@@ -48,7 +48,7 @@ static int run_audit_open(const struct sbx_config *c, const struct cgroup_plan *
 static void warn_unenforced(const struct sbx_config *c, const struct cgroup_plan *plan)
 {
         struct limits_report lr;
-        char w[512];
+        char w[1024];
         limits_from_plan(c, plan, &lr);
         if (plan->unenforced && limits_warning(&lr, w, sizeof(w)))
                 cli_warn("%s", w);

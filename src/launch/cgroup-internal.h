@@ -10,6 +10,9 @@
 /* The CFS period sbx uses (v1 cpu.cfs_period_us, v2 cpu.max), and the kernel's smallest quota. */
 #define CG_CPU_PERIOD_US 100000u
 #define CG_CPU_MIN_QUOTA_US 1000u
+/* The leaf of <own> that sbx's own host-side processes move into when <own> must enable
+ * controllers for its children (cgroup_v2.c), and that clients join in a systemd scope. */
+#define SUPERVISOR_LEAF "sbx-supervisor"
 
 /* What the calling process's cgroups are, from /proc/self/cgroup and /proc/self/mountinfo. */
 struct cg_host {
@@ -92,3 +95,18 @@ int cg_v1_remove(int parent_fd, const char *id);
 uint64_t cg_v1_oom_kills(int memory_fd);
 /* `check`: memory.memsw.limit_in_bytes present (swap accounting on). */
 bool cg_v1_has_memsw(const char *own);
+
+/*
+ * Delegation from systemd (cgroup_delegate.c). On failure why says what went wrong (no
+ * libsystemd, no user bus, the manager's refusal, the job's result). 0 or -errno.
+ * cg_delegate_scope: a new transient scope "sbx-<random>.scope" (its name in unit) with
+ * Delegate=yes, holding this process; returns when systemd's job for it is done.
+ * cg_delegate_join: move this process into subcgroup ("/..." or "") of the user's unit.
+ * cg_delegate_enter_session: before an exec's processes enter a session's cgroups, which lie
+ * in such a scope: move this process into the scope's SUPERVISOR_LEAF unless it is in the
+ * scope already (cgroup v2 lets a process move others only between cgroups below one it may
+ * write, here the scope, which is the user's). 0 also when nothing had to be done.
+ */
+int cg_delegate_scope(char *unit, size_t unit_n, char *why, size_t n);
+int cg_delegate_join(const char *unit, const char *subcgroup, char *why, size_t n);
+int cg_delegate_enter_session(const char *session_cgroup, char *why, size_t n);

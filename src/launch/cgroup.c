@@ -283,7 +283,30 @@ static int prepare_v1(const struct cg_host *h, const struct sbx_config *c, struc
         return 0;
 }
 
+/* An error that a delegated scope would have avoided also says why there was none. */
+static int with_delegation(int r, const struct cgroup_plan *plan, struct sbx_error *e)
+{
+        size_t used = strlen(e->message);
+        if (r < 0 && plan->delegation[0] && e->exit_code == EXIT_UNSUPPORTED)
+                snprintf(e->message + used, sizeof(e->message) - used,
+                         " (no delegated systemd scope: %s)", plan->delegation);
+        return r;
+}
+
+static int prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e);
+
 int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e)
+{
+        char why[sizeof(plan->delegation)];
+        /* before the probe of prepare(): a scope changes what this process's own cgroup is */
+        int d = cgroup_delegate(c, why, sizeof(why));
+        int r = prepare(c, plan, e);
+        if (d < 0)
+                snprintf(plan->delegation, sizeof(plan->delegation), "%s", why);
+        return with_delegation(r, plan, e);
+}
+
+static int prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e)
 {
         struct cg_host h;
         memset(plan, 0, sizeof(*plan));

@@ -40,9 +40,11 @@ struct cgroup_plan {
         char v1_freezer_parent[PATH_MAX];   /* <own v1 freezer>/sbx when v2 has no cgroup for
                                                the session (pause then freezes through v1) */
         struct cgroup_owns owns;            /* the creating process's own, before any move */
-        unsigned unenforced; /* bit per enum cg_ctrl: a default limit the host cannot enforce for
-                                this user (not with [limits] strict), so the session goes
-                                without it */
+        unsigned unenforced;  /* bit per enum cg_ctrl: a default limit the host cannot enforce for
+                                 this user (not with [limits] strict), so the session goes
+                                 without it */
+        char delegation[300]; /* why no delegated systemd scope could be had (cgroup_delegate),
+                                 "" when none was needed or it worked */
 };
 
 /*
@@ -74,6 +76,17 @@ struct cgroup_session {
  * supervisor, so the supervisor starts where this process ends up.
  */
 int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e);
+
+/*
+ * Delegation from systemd: when this process is unprivileged, c asks for limits, the host has
+ * cgroup v2 (no v1 hierarchy for one of them) and this process's own v2 cgroup is not
+ * writable, ask the systemd user manager (user bus: $DBUS_SESSION_BUS_ADDRESS, else
+ * $XDG_RUNTIME_DIR/bus) for a transient scope with Delegate=yes and move this process into it,
+ * where the limits can then be had. 1 when it moved, 0 when not needed (root never asks), or
+ * -errno with why set to the reason. cgroup_prepare calls it; `check` too, to answer as a
+ * create would.
+ */
+int cgroup_delegate(const struct sbx_config *c, char *why, size_t n);
 
 /* Whether c asks for any limit (--memory, --pids, --cpus other than unlimited). */
 bool cgroup_limits_wanted(const struct sbx_config *c);

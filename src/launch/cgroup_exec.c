@@ -61,7 +61,11 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
             (v1[2] && !cs.v1[2][0]))
                 return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
         int r = 0;
-        char init[PATH_MAX], leaf[PATH_MAX];
+        char init[PATH_MAX], leaf[PATH_MAX], why[300];
+        /* a session in a delegated systemd scope: its cgroups can only be entered from there */
+        if (cs.v2[0] && (r = cg_delegate_enter_session(cs.v2, why, sizeof(why))) < 0)
+                return sbx_unsupported(e, 0, "cannot enter the cgroups of session '%s': %s", st->id,
+                                       why);
         if (cs.v2[0]) {
                 r = cg_path(init, sizeof(init), cs.v2, "init");
                 if (r == 0)

@@ -24,8 +24,6 @@
 #include "shared/util.h"
 #include "cgroup-internal.h"
 
-#define SUPERVISOR_LEAF "sbx-supervisor"
-
 /* Enable the controllers of mask that enabled_now lacks in dir's cgroup.subtree_control. */
 static int enable(const char *dir, unsigned mask, const char *enabled_now, unsigned *ret_missing)
 {

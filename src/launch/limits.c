@@ -34,6 +34,7 @@ void limits_from_plan(const struct sbx_config *c, const struct cgroup_plan *plan
 {
         values(r, c->memory_bytes, c->pids, c->cpus_milli, c->disk_bytes, c->nofile);
         r->ptys = c->ptys;
+        snprintf(r->delegation, sizeof(r->delegation), "%s", plan->delegation);
         for (int k = 0; k < CG_NCTRL; k++) {
                 if (!r->value[k])
                         continue;
@@ -152,8 +153,9 @@ bool limits_warning(const struct limits_report *r, char *out, size_t n)
         if (!used)
                 return false;
         snprintf(out, n,
-                 "default limits not enforced: %s (no cgroup of this user can take them here); "
+                 "default limits not enforced: %s (no cgroup of this user can take them here%s%s); "
                  "to enforce them: %s",
-                 list, limits_fix_command());
+                 list, r->delegation[0] ? "; no delegated systemd scope: " : "", r->delegation,
+                 limits_fix_command());
         return true;
 }

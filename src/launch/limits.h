@@ -19,7 +19,8 @@ struct limits_report {
         const char *by[CG_NCTRL]; /* "cgroup v2" or "cgroup v1"; NULL when not in force */
         unsigned unenforced;      /* bit per enum cg_ctrl: asked for, not in force */
         uint64_t disk_bytes, nofile;
-        uint64_t ptys; /* the devpts max=; 0 where not known (a session's state) */
+        uint64_t ptys;        /* the devpts max=; 0 where not known (a session's state) */
+        char delegation[300]; /* why no delegated systemd scope could be had; "" when not known */
 };
 
 /* At create, from the plan that cgroup_prepare made. */
