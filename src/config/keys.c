@@ -435,6 +435,8 @@ static int set_serve_volume_roots(struct sbx_config *c, struct layer *l,
         if (!config_seen(c, l, k->id))
                 strv_clear(&c->serve_volume_roots);
         return for_each_item(c, l, k, v, true, add_volume_root);
+}
+
 static int set_package_index(struct sbx_config *c, struct layer *l, const struct config_key *k,
                              const char *v)
 {
