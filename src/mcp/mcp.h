@@ -50,7 +50,7 @@ struct mcp_call;
 /* The client's bytes read and not yet handled. */
 struct mcp_reader {
         struct buf pending;
-        bool skipping;  /* inside a line that was too long: drop up to its newline */
+        bool skipping; /* inside a line that was too long: drop up to its newline */
         bool eof;
 };
 
