@@ -87,7 +87,7 @@ static int poll_once(struct mcp_server *s)
         /* the client's input is read while there is room for the calls it may queue; its
          * EOF does not stop the calls: a client may close its end right after its last request
          * and still read the answers (MCP clients that want us gone send SIGTERM next) */
-        bool client = !s->in.eof && s->n_calls < MCP_MAX_CALLS;
+        bool client = !s->in.eof && !s->stopping && s->n_calls < MCP_MAX_CALLS;
         p[0] = (struct pollfd){client ? s->in_fd : -1, POLLIN, 0};
         p[1] = (struct pollfd){s->sigfd, POLLIN, 0};
         size_t n = 2 + mcp_calls_pollfds(s, p + 2);
