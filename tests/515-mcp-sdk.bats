@@ -95,6 +95,10 @@ answer() {
                 answer "$i" | jq -e '.result.isError == true' >/dev/null || fail "call $i: $(answer "$i")"
         done
         [ "$(answer 9 | jq -c .result)" = '{}' ] || fail "no answer to the ping:" "$output"
+        # the operator's --max-output is checked before serving: exit 2, one line
+        sbx_expect 2 mcp --max-output 10 </dev/null
+        [[ "$stderr" == *"invalid --max-output '10': a size from 1K to 16M"* ]] || fail "$stderr"
+        sbx_expect 2 mcp --max-output 1G </dev/null
 }
 
 @test "mcp: SIGTERM with 16 commands running and more queued: all stopped, the server exits" {

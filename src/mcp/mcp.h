@@ -50,8 +50,7 @@ struct mcp_call;
 /* The client's bytes read and not yet handled. */
 struct mcp_reader {
         struct buf pending;
-        size_t handled; /* pending[0, handled) is being or has been handled */
-        bool skipping;  /* inside a line that was too long: drop up to its newline */
+        bool skipping; /* inside a line that was too long: drop up to its newline */
         bool eof;
 };
 

@@ -154,11 +154,11 @@ static bool value_ok(const struct tool_param *p, json_object *v, char *why, size
                          p->name, p->minimum);
                 return false;
         case TOOL_QUANTITY:
-                if (integer_ok(v, 0) ||
-                    (json_object_is_type(v, json_type_string) && string_ok(p, v, why, n)))
+                if (json_object_is_type(v, json_type_string))
+                        return string_ok(p, v, why, n);
+                if (integer_ok(v, 0))
                         return true;
-                if (!*why)
-                        snprintf(why, n, "'%s' must be an integer or a string", p->name);
+                snprintf(why, n, "'%s' must be an integer or a string", p->name);
                 return false;
         case TOOL_STRING:
                 if (json_object_is_type(v, json_type_string))

@@ -173,8 +173,10 @@ static int finish(struct mcp_server *s, struct mcp_call *c)
         int r = mcp_tool_end(s, c, &res);
         if (r == 1)
                 return 0;
-        if (r == -ECANCELED || s->stopping)
+        if (r == -ECANCELED || s->stopping) {
+                json_object_put(res);
                 return 1; /* the client no longer waits for it, or we are going */
+        }
         if (r < 0)
                 r = mcp_send_error(s, c->id, RPC_INTERNAL_ERROR, strerror(-r));
         else

@@ -33,19 +33,21 @@ static int handle_lines(struct mcp_server *s)
                         break;
                 size_t len = nl ? (size_t)(nl - p) : avail;
                 start += len + (nl ? 1 : 0);
-                lr->handled = start;
                 while (len > 0 && (p[len - 1] == '\r' || p[len - 1] == ' '))
                         len--;
                 if (len > MCP_MAX_LINE)
                         r = mcp_send_error(s, NULL, -32600, TOO_LONG);
                 else if (len > 0)
                         r = mcp_handle_line(s, p, len);
+                /* a call just queued starts now, not after the answers to the lines behind
+                 * it (writing them may wait on a client that does not read) */
+                if (r >= 0)
+                        r = mcp_calls_step(s);
         }
         if (start > 0) {
                 memmove(lr->pending.data, lr->pending.data + start, lr->pending.len - start);
                 lr->pending.len -= start;
         }
-        lr->handled = 0;
         if (r >= 0 && lr->pending.len > MCP_MAX_LINE) {
                 /* no newline within the limit: refuse the message, drop the rest of it */
                 lr->pending.len = 0;
@@ -85,7 +87,7 @@ static int poll_once(struct mcp_server *s)
         /* the client's input is read while there is room for the calls it may queue; its
          * EOF does not stop the calls: a client may close its end right after its last request
          * and still read the answers (MCP clients that want us gone send SIGTERM next) */
-        bool client = !s->in.eof && s->n_calls < MCP_MAX_CALLS;
+        bool client = !s->in.eof && !s->stopping && s->n_calls < MCP_MAX_CALLS;
         p[0] = (struct pollfd){client ? s->in_fd : -1, POLLIN, 0};
         p[1] = (struct pollfd){s->sigfd, POLLIN, 0};
         size_t n = 2 + mcp_calls_pollfds(s, p + 2);

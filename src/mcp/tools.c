@@ -81,10 +81,11 @@ static const struct spec specs[] = {
      "session id (sb_ followed by 16 characters) that every other tool takes as `session`, "
      "with ttl_seconds and expires_at. Files persist across calls in the same session; "
      "commands start in /workspace, which is writable (so is /tmp). The session lives until "
-     "destroy, or until its TTL (default 30m) runs out without a connect to renew it. Destroy "
-     "it when you are done. Limits you give can only be tighter than the operator's (the "
-     "defaults), never looser or unlimited. The other tools act only on sessions created "
-     "here.",
+     "destroy, or until its TTL (default 30m) runs out without a connect to renew it, also "
+     "after this connection ends (a later conversation can go on in it by id or name). "
+     "Destroy it when you are done. Limits you give can only be tighter than the operator's "
+     "(the defaults), never looser or unlimited. The other tools act only on sessions created "
+     "with this tool.",
      NULL,
      {{0}},
      {{"--name", "A name for the session, usable instead of its id (unique per user).",

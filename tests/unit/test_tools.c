@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The tool table (src/mcp/tools.c) and how tools/call turns arguments into an sbx command line
- * (src/mcp/mcp_call.c): the schema check, and argv where no value can become an option.
+ * (src/mcp/mcp_call.c): the schema check, and argv where no value can become an option; what
+ * a model reads (src/mcp/mcp_output.c): the cap with head and tail, images by magic bytes.
  */
 #include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "mcp/mcp.h"
@@ -121,6 +125,99 @@ static void test_argv(void)
                           "\"context\":2}",
                           &r, &b),
                   "sbx|grep|--json|--mode=count|--context=2|--|w|-e");
+}
+
+/* numbers are numbers, strings of digits are taken too; both reach argv as decimal text */
+static void test_types(void)
+{
+        _cleanup_buf_ struct buf b = {0};
+        struct mcp_run r;
+        CHECK_STR(line_of("create",
+                          "{\"pids\":100,\"cpus\":0.5,\"ttl\":600,\"memory\":268435456,"
+                          "\"nofile\":\"512\"}",
+                          &r, &b),
+                  "sbx|create|--json|--ttl=600|--memory=268435456|--cpus=0.5|--pids=100|"
+                  "--nofile=512");
+        CHECK_STR(line_of("create", "{\"cpus\":2,\"pids\":\"7\",\"ttl\":\"10m\"}", &r, &b),
+                  "sbx|create|--json|--ttl=10m|--cpus=2|--pids=7");
+        CHECK_STR(line_of("create", "{\"cpus\":\"0.125\"}", &r, &b),
+                  "sbx|create|--json|--cpus=0.125");
+        CHECK_STR(line_of("create", "{\"cpus\":0.0001}", &r, &b),
+                  "'cpus' must be a number of at least 0 (at most 3 decimals)");
+        CHECK_STR(line_of("create", "{\"cpus\":\"1e3\"}", &r, &b),
+                  "'cpus' must be a number of at least 0 (at most 3 decimals)");
+        CHECK_STR(line_of("create", "{\"pids\":\"12a\"}", &r, &b),
+                  "'pids' must be an integer of at least 1");
+        CHECK_STR(line_of("create", "{\"pids\":true}", &r, &b),
+                  "'pids' must be an integer of at least 1");
+        CHECK_STR(line_of("create", "{\"ttl\":-1}", &r, &b),
+                  "'ttl' must be an integer or a string");
+        CHECK_STR(
+            line_of("exec", "{\"session\":\"w\",\"command\":[\"x\"],\"timeout\":[1]}", &r, &b),
+            "'timeout' must be an integer or a string");
+}
+
+/* The text of the first content item of a result whose text is s, capped at max. */
+static const char *capped_text(const char *s, size_t max, struct buf *b)
+{
+        json_object *res = json_object_new_object(), *items = json_object_new_array(),
+                    *item = json_object_new_object();
+        json_object_object_add(item, "type", json_object_new_string("text"));
+        json_object_object_add(item, "text", json_object_new_string(s));
+        json_object_array_add(items, item);
+        json_object_object_add(res, "content", items);
+        mcp_output_cap(res, max);
+        b->len = 0;
+        buf_puts(b, json_object_get_string(json_object_object_get(item, "text")));
+        json_object_put(res);
+        return b->data;
+}
+
+static void test_output(void)
+{
+        _cleanup_buf_ struct buf b = {0}, in = {0};
+        CHECK_STR(capped_text("short", 1024, &b), "short");
+        /* 4000 bytes at a cap of 1000: 250 of the head, 750 of the tail, the cut said */
+        for (int i = 0; i < 1000; i++)
+                buf_puts(&in, i == 0 ? "HEAD" : i == 999 ? "TAIL" : "....");
+        const char *t = capped_text(in.data, 1000, &b);
+        CHECK(strncmp(t, "HEAD", 4) == 0);
+        CHECK(strlen(t) > 3000 ? false : strcmp(t + strlen(t) - 4, "TAIL") == 0);
+        CHECK(strstr(t, "[... 3000 bytes cut: the output has 4000 bytes; its first 250 and "
+                        "last 750 are shown ...]") != NULL);
+        /* a cut never splits a UTF-8 character: 2-byte characters, cap at an odd byte */
+        buf_freep(&in);
+        for (int i = 0; i < 1000; i++)
+                buf_puts(&in, "\xc3\xa9");
+        t = capped_text(in.data, 101, &b);
+        CHECK(strncmp(t, "\xc3\xa9", 2) == 0 && t[24] == '\n');
+        CHECK(strstr(t, "first 24 and last 76") != NULL);
+
+        /* images by their first bytes */
+        static const struct {
+                const char *b64, *mime;
+        } cases[] = {
+            {"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJ", "image/png"},
+            {"/9j/4AAQSkZJRgABAQ==", "image/jpeg"},
+            {"R0lGODlhAQABAAAAADs=", "image/gif"},
+            {"UklGRhoAAABXRUJQVlA4TA0AAAA=", "image/webp"},
+            {"UklGRhoAAABBVkkgTElTVA==", NULL}, /* RIFF, but AVI */
+            {"UE5HAAEC", NULL},                 /* "PNG\0\1\2" */
+            {"", NULL},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+                json_object *o = json_object_new_object();
+                json_object_object_add(o, "content", json_object_new_string(cases[i].b64));
+                json_object *img = mcp_output_image(o);
+                json_object *item =
+                    img ? json_object_array_get_idx(json_object_object_get(img, "content"), 0)
+                        : NULL;
+                const char *mime =
+                    item ? json_object_get_string(json_object_object_get(item, "mimeType")) : NULL;
+                CHECK(cases[i].mime ? mime && strcmp(mime, cases[i].mime) == 0 : !img);
+                json_object_put(img);
+                json_object_put(o);
+        }
 }
 
 static void test_check(void)
@@ -244,10 +341,22 @@ static void test_sessions(void)
 
 int main(void)
 {
+        /* a name the table does not know is looked up among the marked sessions: in a runtime
+         * directory of the test's own, not the user's */
+        char rt[] = "/tmp/sbx-unit-tools-XXXXXX";
+        if (!mkdtemp(rt))
+                return 1;
+        setenv("SBX_RUNTIME_DIR", rt, 1);
         test_table();
         test_argv();
+        test_types();
+        test_output();
         test_check();
         test_limits();
         test_sessions();
+        char names[sizeof(rt) + 8];
+        snprintf(names, sizeof(names), "%s/names", rt);
+        (void)rmdir(names); /* made by runtime_open */
+        (void)rmdir(rt);
         return unit_done();
 }
