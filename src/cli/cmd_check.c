@@ -100,7 +100,7 @@ static void check_cgroups(const struct sbx_config *c, struct feature *f,
         const enum sbx_origin origin[CG_NCTRL] = {c->memory_origin, c->pids_origin, c->cpus_origin};
         /* The scope a create would ask systemd for, asked for here too (this process moves into
          * it; systemd removes it when check ends): the rows then say what a create gets. */
-        int d = cgroup_delegate(c, why, why_n);
+        int d = cgroup_delegate(c, false, why, why_n);
         if (d >= 0)
                 why[0] = '\0';
         for (int k = 0; k < CG_NCTRL; k++) {

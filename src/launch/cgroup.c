@@ -299,8 +299,19 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
 {
         char why[sizeof(plan->delegation)];
         /* before the probe of prepare(): a scope changes what this process's own cgroup is */
-        int d = cgroup_delegate(c, why, sizeof(why));
+        int d = cgroup_delegate(c, false, why, sizeof(why));
         int r = prepare(c, plan, e);
+        /* A cgroup of the user's own that cannot take the limits either: a terminal's scope
+         * under the user manager, shared with the shell (cgroup v2 gives controllers only to a
+         * cgroup without processes). A scope of sbx's own then, and the plan made again there
+         * (the first one's parent, if it made one, removed). */
+        if (d == 0 && (r < 0 ? e->exit_code == EXIT_UNSUPPORTED : plan->unenforced != 0) &&
+            (d = cgroup_delegate(c, true, why, sizeof(why))) > 0) {
+                if (r == 0)
+                        cgroup_plan_release(plan);
+                memset(e, 0, sizeof(*e));
+                r = prepare(c, plan, e);
+        }
         if (d < 0)
                 snprintf(plan->delegation, sizeof(plan->delegation), "%s", why);
         return with_delegation(r, plan, e);

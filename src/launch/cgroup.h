@@ -80,13 +80,13 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
 /*
  * Delegation from systemd: when this process is unprivileged, c asks for limits, the host has
  * cgroup v2 (no v1 hierarchy for one of them) and this process's own v2 cgroup is not
- * writable, ask the systemd user manager (user bus: $DBUS_SESSION_BUS_ADDRESS, else
- * $XDG_RUNTIME_DIR/bus) for a transient scope with Delegate=yes and move this process into it,
- * where the limits can then be had. 1 when it moved, 0 when not needed (root never asks), or
- * -errno with why set to the reason. cgroup_prepare calls it; `check` too, to answer as a
- * create would.
+ * writable (or even_writable: it is, but could not take the limits), ask the systemd user
+ * manager (user bus: $DBUS_SESSION_BUS_ADDRESS, else $XDG_RUNTIME_DIR/bus, else its private
+ * socket) for a transient scope with Delegate=yes and move this process into it, where the
+ * limits can then be had. 1 when it moved, 0 when not needed (root never asks), or -errno with
+ * why set to the reason. cgroup_prepare calls it; `check` too, to answer as a create would.
  */
-int cgroup_delegate(const struct sbx_config *c, char *why, size_t n);
+int cgroup_delegate(const struct sbx_config *c, bool even_writable, char *why, size_t n);
 
 /* Whether c asks for any limit (--memory, --pids, --cpus other than unlimited). */
 bool cgroup_limits_wanted(const struct sbx_config *c);

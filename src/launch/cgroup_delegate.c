@@ -269,7 +269,7 @@ int cg_delegate_join(const char *unit, const char *subcgroup, char *why, size_t 
 }
 
 /* Whether a create with c, here, would ask for a scope: see cgroup.h. */
-static bool wants_scope(const struct sbx_config *c, const struct cg_host *h)
+static bool wants_scope(const struct sbx_config *c, const struct cg_host *h, bool even_writable)
 {
         const bool asked[CG_NCTRL] = {c->memory_bytes != 0, c->pids != 0, c->cpus_milli != 0};
         bool v1_for_all = true;
@@ -277,15 +277,15 @@ static bool wants_scope(const struct sbx_config *c, const struct cg_host *h)
                 if (asked[k] && !h->v1_own[k][0])
                         v1_for_all = false;
         return geteuid() != 0 && cgroup_limits_wanted(c) && h->v2_own[0] && !h->v2_is_root &&
-               !v1_for_all && access(h->v2_own, W_OK) != 0;
+               !v1_for_all && (even_writable || access(h->v2_own, W_OK) != 0);
 }
 
-int cgroup_delegate(const struct sbx_config *c, char *why, size_t n)
+int cgroup_delegate(const struct sbx_config *c, bool even_writable, char *why, size_t n)
 {
         struct cg_host h;
         char unit[64];
         why[0] = '\0';
-        if (cg_host_probe(&h) < 0 || !wants_scope(c, &h))
+        if (cg_host_probe(&h) < 0 || !wants_scope(c, &h, even_writable))
                 return 0;
         int r = cg_delegate_scope(unit, sizeof(unit), why, n);
         return r < 0 ? r : 1;
