@@ -105,6 +105,9 @@ _noreturn_ static void runner_main(const char *st_id, struct exec_request *rq, i
                                    int msgfd, int reaperfd, pid_t keeper)
 {
         (void)prctl(PR_SET_PDEATHSIG, SIGTERM); /* the keeper gone: the command goes too */
+        /* what the keeper ignores, the command must not inherit (as a plain exec) */
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
         if (getppid() != keeper)
                 _exit(1);
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -119,7 +122,7 @@ _noreturn_ static void runner_main(const char *st_id, struct exec_request *rq, i
         struct runner_msg m = {.kind = MSG_RESULT, .r = r, .exit_code = res.exit_code,
                                .timed_out = res.timed_out};
         if (r < 0) {
-                m.exit_code = e.exit_code ? e.exit_code : EXIT_SBX_FAILED;
+                m.exit_code = EXIT_SBX_FAILED; /* as exec: sbx failed around the command */
                 snprintf(m.error, sizeof(m.error), "%.199s", e.message);
         } else if (res.exec_error.exit_code) {
                 snprintf(m.error, sizeof(m.error), "%.199s", res.exec_error.message);

@@ -99,6 +99,7 @@ static int watch_wait(int in, int ctl, int64_t deadline_ms)
         return 0;
 }
 
+
 static int session_ended(struct sbx_error *e, const char *session)
 {
         return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
@@ -151,6 +152,9 @@ static int read_once(int cmdfd, const char *cmd, uint64_t cursor, size_t max, st
         for (int attempt = 0; attempt < 8; attempt++) {
                 struct detach_info d;
                 int r = detach_info_fill(cmdfd, cmd, &d);
+                if (r == -ENOENT) /* its records went with the session */
+                        return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                        "the session of command '%s' has ended", cmd);
                 if (r < 0)
                         return sbx_internal(e, -r, "failed to read the state of command '%s'", cmd);
                 bool ended = d.state != DETACH_RUNNING;
@@ -219,7 +223,9 @@ int detach_wait(const char *session, const char *cmd, int wait_ms, struct detach
                 in = watch_open(fd);
         while (r == 0) {
                 if ((r = detach_info_fill(fd, cmd, ret)) < 0) {
-                        r = sbx_internal(e, -r, "failed to read the state of command '%s'", cmd);
+                        /* its records went: only the session's end removes a running one */
+                        r = r == -ENOENT ? session_ended(e, session)
+                                         : sbx_internal(e, -r, "failed to read the state of command '%s'", cmd);
                         break;
                 }
                 if (ret->state != DETACH_RUNNING)
