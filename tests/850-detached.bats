@@ -299,18 +299,21 @@ keepers() {
         local out=$BATS_TEST_TMPDIR/w
         local p1 p2
         (
-                timeout 20 "$SBX" wait "$sid" "$cmd" >/dev/null 2>"$out.we" </dev/null
-                echo $? >"$out.w"
+                rc=0
+                timeout 20 "$SBX" wait "$sid" "$cmd" >/dev/null 2>"$out.we" </dev/null || rc=$?
+                echo "$rc" >"$out.w"
         ) &
         p1=$!
         (
-                timeout 20 "$SBX" logs --follow "$sid" "$cmd" >/dev/null 2>"$out.le" </dev/null
-                echo $? >"$out.l"
+                rc=0
+                timeout 20 "$SBX" logs --follow "$sid" "$cmd" >/dev/null 2>"$out.le" </dev/null ||
+                        rc=$?
+                echo "$rc" >"$out.l"
         ) &
         p2=$!
         sleep 1
         sbx_ok destroy "$sid"
-        wait "$p1" "$p2"
+        wait "$p1" "$p2" || true
         [[ $(cat "$out.w") =~ ^(3|125)$ ]] && [[ $(cat "$out.l") =~ ^(0|3)$ ]] ||
                 fail "wait: $(cat "$out.w") $(cat "$out.we"), logs: $(cat "$out.l") $(cat "$out.le")"
 }
