@@ -221,7 +221,7 @@ keepers() {
         # kill reaches the group, not a process that made a session of its own...
         start -- sh -c 'setsid sleep 3175 & exec sleep 3176'
         wait_until 5 test "$(host_count 'sleep 3175')" -eq 1
-        sbx_ok kill "$sid" "$cmd"
+        sbx_ok kill "$sid" "$cmd" || fail "$("$SBX" ps "$sid")" "$("$SBX" logs "$sid" "$cmd")"
         sbx_expect 143 wait "$sid" "$cmd"
         [ "$(host_count 'sleep 3176')" -eq 0 ]
         [ "$(host_count 'sleep 3175')" -eq 1 ] || fail "the escaped process is gone (kill reached it?)"
