@@ -21,8 +21,8 @@ static void ensure_stdio(void)
 }
 
 /*
- * stdout write errors (a full disk, a closed pipe) are failures, reported once. 125 is exec's
- * and run's ("sbx failed around the command"); any other command that fails in itself exits
+ * stdout write errors (a full disk, a closed pipe) are failures, reported once. 125 is exec's,
+ * run's and wait's ("sbx failed around the command"); any other command that fails in itself exits
  * 1, with its JSON code ("internal") telling the cause.
  */
 static int finish(const char *command, int code)
@@ -32,7 +32,9 @@ static int finish(const char *command, int code)
                         fprintf(stderr, "sbx: failed to write the output: %m\n");
                 code = code ? code : EXIT_SBX_FAILED;
         }
-        bool runs_command = strcmp(command, "exec") == 0 || strcmp(command, "run") == 0;
+        /* wait exits with a detached command's code, which may be 125 too */
+        bool runs_command = strcmp(command, "exec") == 0 || strcmp(command, "run") == 0 ||
+                            strcmp(command, "wait") == 0;
         return code == EXIT_SBX_FAILED && !runs_command ? EXIT_FAILED : code;
 }
 

@@ -14,9 +14,8 @@
 enum { OPT_CURSOR = OPT_CREATE_FIRST, OPT_FOLLOW };
 
 static const struct option detach_options[] = {
-    {"cursor", 1, NULL, OPT_CURSOR}, {"follow", 0, NULL, OPT_FOLLOW},
-    {"json", 0, NULL, OPT_JSON},     {"config", 1, NULL, OPT_CONFIG},
-    {"help", 0, NULL, OPT_HELP},     {0},
+    {"cursor", 1, NULL, OPT_CURSOR}, {"follow", 0, NULL, OPT_FOLLOW}, {"json", 0, NULL, OPT_JSON},
+    {"config", 1, NULL, OPT_CONFIG}, {"help", 0, NULL, OPT_HELP},     {0},
 };
 
 struct detach_args {
@@ -42,8 +41,8 @@ static int parse(struct cli *cli, const char *cmd, int argc, char **argv, int mi
                         if (optarg[0] < '0' || optarg[0] > '9' ||
                             (a->cursor = strtoull(optarg, &end, 10), *end) ||
                             a->cursor == UINT64_MAX)
-                                sbx_usage(&cli->err, "invalid --cursor '%s': expected a byte offset",
-                                          optarg);
+                                sbx_usage(&cli->err,
+                                          "invalid --cursor '%s': expected a byte offset", optarg);
                         continue;
                 }
                 if (a->logs && opt == OPT_FOLLOW) {
@@ -173,8 +172,8 @@ int cmd_logs(struct cli *cli, int argc, char **argv)
                 uint64_t next, dropped;
                 bool ended;
                 /* --follow: chunks of at most 1 MiB as they come, until the command ends */
-                if (detach_read(id, cmd, cursor, a.follow ? 1u << 20 : 0, a.follow ? -1 : 0,
-                                &data, &next, &dropped, &ended, &cli->err) < 0)
+                if (detach_read(id, cmd, cursor, a.follow ? 1u << 20 : 0, a.follow ? -1 : 0, &data,
+                                &next, &dropped, &ended, &cli->err) < 0)
                         return cli_finish_error(cli, "logs");
                 if (print_chunk(cli, &data, next, dropped, ended) < 0)
                         return cli_finish_error(cli, "logs");

@@ -11,7 +11,10 @@ struct detach_session {
         int sessfd, ctl, cmdsfd; /* cmdsfd -1 when the session has no commands yet */
         struct session_state st;
 };
-#define DETACH_SESSION_INIT {.sessfd = -1, .ctl = -1, .cmdsfd = -1}
+#define DETACH_SESSION_INIT                                                                        \
+        {                                                                                          \
+                .sessfd = -1, .ctl = -1, .cmdsfd = -1                                              \
+        }
 void detach_session_close(struct detach_session *s);
 /* Open the session (exit 3 when there is none) and its cmds/ (made when create). */
 int detach_session_open(const char *session, bool create, struct detach_session *s,

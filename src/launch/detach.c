@@ -244,8 +244,7 @@ int detach_start(const char *session, const struct exec_request *rq, char ret_id
         unsigned num = 0;
         _cleanup_close_ int cmdfd = -1;
         if (r == 0 && (r = cmd_dir_make(s.cmdsfd, &num, &cmdfd)) < 0)
-                r = sbx_internal(e, -r, "failed to make a command record in session '%s'",
-                                 session);
+                r = sbx_internal(e, -r, "failed to make a command record in session '%s'", session);
         char id[DETACH_ID_MAX];
         snprintf(id, sizeof(id), "c%u", num);
         uint64_t cap = rq->max_output ? rq->max_output : DETACH_OUTPUT_CAP_DEFAULT;
@@ -264,4 +263,3 @@ int detach_start(const char *session, const struct exec_request *rq, char ret_id
         detach_session_close(&s);
         return r;
 }
-

@@ -40,11 +40,11 @@ struct detach_info {
         enum detach_state state; /* KILLED: it ended after `kill` signalled it */
         int exit_code;           /* when not running: exec's codes (124, 128+N, 125...) */
         bool timed_out;
-        int64_t started_ms;      /* wall clock, ms since the epoch */
-        uint64_t duration_ms;    /* so far while it runs */
-        uint64_t output_bytes;   /* everything it wrote: the cursor at the end of its output */
-        uint64_t dropped_bytes;  /* the oldest bytes no longer kept (below this, no cursor) */
-        char error[256];         /* why sbx could not run it (exit 125), else "" */
+        int64_t started_ms;     /* wall clock, ms since the epoch */
+        uint64_t duration_ms;   /* so far while it runs */
+        uint64_t output_bytes;  /* everything it wrote: the cursor at the end of its output */
+        uint64_t dropped_bytes; /* the oldest bytes no longer kept (below this, no cursor) */
+        char error[256];        /* why sbx could not run it (exit 125), else "" */
 };
 void detach_info_free(struct detach_info *d);
 void detach_info_list_free(struct detach_info *d, size_t n);

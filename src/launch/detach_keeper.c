@@ -57,8 +57,8 @@ static void seg_rotate(struct segw *w)
         w->cur = w->total;
         w->len = 0;
         snprintf(name, sizeof(name), "out.%" PRIu64, w->cur);
-        w->fd = openat(w->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                       0600);
+        w->fd = openat(w->dirfd, name,
+                       O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
 }
 
 static void seg_write(struct segw *w, const char *p, size_t n)
@@ -101,10 +101,13 @@ static struct cmd_proc pidfd_proc(int pidfd)
         return p;
 }
 
-_noreturn_ static void runner_main(const char *st_id, struct exec_request *rq, int outfd,
-                                   int msgfd, int reaperfd, pid_t keeper)
+_noreturn_ static void runner_main(const char *st_id, struct exec_request *rq, int outfd, int msgfd,
+                                   int reaperfd, pid_t keeper)
 {
         (void)prctl(PR_SET_PDEATHSIG, SIGTERM); /* the keeper gone: the command goes too */
+        /* what the keeper ignores, the command must not inherit (as a plain exec) */
+        signal(SIGHUP, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
         if (getppid() != keeper)
                 _exit(1);
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -116,10 +119,10 @@ _noreturn_ static void runner_main(const char *st_id, struct exec_request *rq, i
         struct exec_result res = {0};
         struct sbx_error e = {0};
         int r = exec_in_session(st_id, rq, &res, &e);
-        struct runner_msg m = {.kind = MSG_RESULT, .r = r, .exit_code = res.exit_code,
-                               .timed_out = res.timed_out};
+        struct runner_msg m = {
+            .kind = MSG_RESULT, .r = r, .exit_code = res.exit_code, .timed_out = res.timed_out};
         if (r < 0) {
-                m.exit_code = e.exit_code ? e.exit_code : EXIT_SBX_FAILED;
+                m.exit_code = EXIT_SBX_FAILED; /* as exec: sbx failed around the command */
                 snprintf(m.error, sizeof(m.error), "%.199s", e.message);
         } else if (res.exec_error.exit_code) {
                 snprintf(m.error, sizeof(m.error), "%.199s", res.exec_error.message);
@@ -144,8 +147,8 @@ static void audit_end_record(int auditfd, const char *st_id, const char *cmd,
 }
 
 /* Relay the runner's output and messages until its pipes end. */
-static void keep(int cmdfd, int outfd, int msgfd, int reaperfd, struct cmd_state *s,
-                 struct segw *w, struct runner_msg *result, bool *got_result)
+static void keep(int cmdfd, int outfd, int msgfd, int reaperfd, struct cmd_state *s, struct segw *w,
+                 struct runner_msg *result, bool *got_result)
 {
         char buf[65536];
         while (outfd >= 0 || msgfd >= 0) {
@@ -259,7 +262,8 @@ _noreturn_ void detach_keeper_main(const char *st_id, const char *cmd, int cmdfd
                 snprintf(s.error, sizeof(s.error), "%s", result.error);
         } else {
                 s.exit_code = EXIT_SBX_FAILED;
-                snprintf(s.error, sizeof(s.error), "the command's exec client ended without a result");
+                snprintf(s.error, sizeof(s.error),
+                         "the command's exec client ended without a result");
         }
         (void)cmd_state_write(cmdfd, &s);
         audit_end_record(auditfd, st_id, cmd, &s, w.total);

@@ -72,9 +72,9 @@ static int watch_open(int cmdfd)
         int in = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
         char path[64];
         snprintf(path, sizeof(path), "/proc/self/fd/%d", cmdfd);
-        if (in >= 0 && inotify_add_watch(in, path,
-                                         IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF |
-                                             IN_ATTRIB) < 0)
+        if (in >= 0 &&
+            inotify_add_watch(in, path,
+                              IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_ATTRIB) < 0)
                 closep(&in);
         return in;
 }
@@ -151,6 +151,9 @@ static int read_once(int cmdfd, const char *cmd, uint64_t cursor, size_t max, st
         for (int attempt = 0; attempt < 8; attempt++) {
                 struct detach_info d;
                 int r = detach_info_fill(cmdfd, cmd, &d);
+                if (r == -ENOENT) /* its records went with the session */
+                        return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                        "the session of command '%s' has ended", cmd);
                 if (r < 0)
                         return sbx_internal(e, -r, "failed to read the state of command '%s'", cmd);
                 bool ended = d.state != DETACH_RUNNING;
@@ -161,7 +164,9 @@ static int read_once(int cmdfd, const char *cmd, uint64_t cursor, size_t max, st
                         return sbx_internal(e, -r, "failed to read the output of '%s'", cmd);
                 uint64_t end = n ? seg[n - 1].offset + seg[n - 1].size : 0;
                 if (cursor > end)
-                        return sbx_usage(e, "cursor %" PRIu64 " is past the end of the output of '%s' (%" PRIu64 ")",
+                        return sbx_usage(e,
+                                         "cursor %" PRIu64
+                                         " is past the end of the output of '%s' (%" PRIu64 ")",
                                          cursor, cmd, end);
                 uint64_t pos = cursor, dropped = 0;
                 size_t before = out->len;
@@ -219,7 +224,11 @@ int detach_wait(const char *session, const char *cmd, int wait_ms, struct detach
                 in = watch_open(fd);
         while (r == 0) {
                 if ((r = detach_info_fill(fd, cmd, ret)) < 0) {
-                        r = sbx_internal(e, -r, "failed to read the state of command '%s'", cmd);
+                        /* its records went: only the session's end removes a running one */
+                        r = r == -ENOENT
+                                ? session_ended(e, session)
+                                : sbx_internal(e, -r, "failed to read the state of command '%s'",
+                                               cmd);
                         break;
                 }
                 if (ret->state != DETACH_RUNNING)
@@ -307,8 +316,8 @@ int detach_kill(const char *session, const char *cmd, int sig, struct sbx_error 
                                         : sbx_internal(e, -r, "failed to signal command '%s'", cmd);
                         break;
                 }
-                _cleanup_close_ int k = openat(fd, CMD_KILLED_FILE,
-                                               O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                _cleanup_close_ int k =
+                    openat(fd, CMD_KILLED_FILE, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
                 _cleanup_close_ int afd = audit_open(s.sessfd, &s.st);
                 _cleanup_buf_ struct buf b = {0};
                 audit_begin(&b, s.st.id, "detach_kill");

@@ -144,9 +144,8 @@ int cmd_state_write(int cmdfd, const struct cmd_state *s)
                        "\nended %" PRId64 "\ncap %" PRIu64 "\nkeeper %d %" PRId64
                        "\nrunner %d %" PRId64 "\nreaper %d %" PRId64 "\nerror %s\n",
                        CMD_STATE_VERSION, s->running, s->exit_code, s->timed_out, s->started_ms,
-                       s->ended_ms, s->cap, (int)s->keeper.pid, s->keeper.start,
-                       (int)s->runner.pid, s->runner.start, (int)s->reaper.pid, s->reaper.start,
-                       err) < 0)
+                       s->ended_ms, s->cap, (int)s->keeper.pid, s->keeper.start, (int)s->runner.pid,
+                       s->runner.start, (int)s->reaper.pid, s->reaper.start, err) < 0)
                 return -ENOMEM;
         return write_file_atomic_at(cmdfd, CMD_STATE_FILE, b.data, b.len, 0600);
 }
@@ -161,13 +160,12 @@ int cmd_state_read(int cmdfd, struct cmd_state *s)
                 return -ENOMEM;
         *s = (struct cmd_state){0};
         int version = 0, running = 0, timed_out = 0, kp = 0, rp = 0, bp = 0;
-        int n = sscanf(b.data,
-                       "version %d running %d exit %d timed_out %d started %" SCNd64
-                       " ended %" SCNd64 " cap %" SCNu64 " keeper %d %" SCNd64 " runner %d %" SCNd64
-                       " reaper %d %" SCNd64,
-                       &version, &running, &s->exit_code, &timed_out, &s->started_ms,
-                       &s->ended_ms, &s->cap, &kp, &s->keeper.start, &rp, &s->runner.start, &bp,
-                       &s->reaper.start);
+        int n = sscanf(
+            b.data,
+            "version %d running %d exit %d timed_out %d started %" SCNd64 " ended %" SCNd64
+            " cap %" SCNu64 " keeper %d %" SCNd64 " runner %d %" SCNd64 " reaper %d %" SCNd64,
+            &version, &running, &s->exit_code, &timed_out, &s->started_ms, &s->ended_ms, &s->cap,
+            &kp, &s->keeper.start, &rp, &s->runner.start, &bp, &s->reaper.start);
         if (n != 13 || version != CMD_STATE_VERSION)
                 return -EBADMSG;
         s->running = running;
@@ -225,8 +223,7 @@ int cmd_segments(int cmdfd, struct cmd_segment **ret, size_t *ret_n)
                     !S_ISREG(st.st_mode))
                         continue;
                 if (n == cap) {
-                        struct cmd_segment *nv =
-                            realloc(v, (cap = cap ? cap * 2 : 4) * sizeof(*v));
+                        struct cmd_segment *nv = realloc(v, (cap = cap ? cap * 2 : 4) * sizeof(*v));
                         if (!nv)
                                 return -ENOMEM;
                         v = nv;

@@ -29,8 +29,8 @@ struct cmd_state {
         bool running;
         int exit_code;
         bool timed_out;
-        int64_t started_ms, ended_ms; /* wall clock */
-        uint64_t cap;                 /* output bytes kept at most */
+        int64_t started_ms, ended_ms;           /* wall clock */
+        uint64_t cap;                           /* output bytes kept at most */
         struct cmd_proc keeper, runner, reaper; /* reaper: the command's B, as the host sees it */
         char error[256];
 };
