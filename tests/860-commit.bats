@@ -26,15 +26,18 @@ setup_file() {
         echo x >"$d/gone/x"
         tar -C "$d" -cf "$fx/rootfs.tar" .
         chmod -R a+rX "$fx"
+        setup_users
 }
 
 teardown_file() {
         [ -n "${fx:-}" ] && rm -rf "$fx"
+        teardown_users
         return 0
 }
 
 setup() {
         setup_sbx
+        setup_sbx_user
         export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store
         store=$SBX_IMAGE_STORE
         sbx_ok image import bb:1 "$fx/rootfs.tar"
@@ -203,4 +206,20 @@ store_snapshot() {
         sbx_expect 4 commit --json "$host" bb:x
         [ "$(json .error.code)" = unsupported ]
         [ "$(store_snapshot)" = "$before" ] || fail "left in the store:" "$(store_snapshot)"
+}
+
+@test "unprivileged: commit into the user's own store; another user cannot commit the session" {
+        user_sbx_expect 0 image import bb:1 "$fx/rootfs.tar"
+        user_sbx_expect 0 create --image bb:1
+        local usid=$output
+        user_sbx_expect 0 exec "$usid" sh -c 'echo u >/data/u && rm /data/b &&
+                cp /bin/busybox /bin/s && chmod 4755 /bin/s'
+        other_sbx_expect 3 commit "$usid" bb:stolen
+        user_sbx_expect 0 commit "$usid" bb:2
+        user_sbx_expect 0 run --image bb:2 -- sh -c 'cat /data/u; test -e /data/b && echo b;
+                stat -c %a /bin/s'
+        [ "$output" = "$(printf 'u\n755')" ] || fail "got: $output"
+        # it went to the user's store, not root's
+        [ -d "$users_base/$test_user/$BATS_TEST_NUMBER/home/.local/share/sbx/layers" ]
+        user_sbx_expect 0 destroy "$usid"
 }

@@ -10,12 +10,8 @@
 #define OPT_REPLACE 'r'
 
 static const struct option commit_options[] = {
-    {"pause", 0, NULL, OPT_PAUSE},
-    {"replace", 0, NULL, OPT_REPLACE},
-    {"json", 0, NULL, OPT_JSON},
-    {"config", 1, NULL, OPT_CONFIG},
-    {"help", 0, NULL, OPT_HELP},
-    {0},
+    {"pause", 0, NULL, OPT_PAUSE},   {"replace", 0, NULL, OPT_REPLACE}, {"json", 0, NULL, OPT_JSON},
+    {"config", 1, NULL, OPT_CONFIG}, {"help", 0, NULL, OPT_HELP},       {0},
 };
 
 int cmd_commit(struct cli *cli, int argc, char **argv)
@@ -40,9 +36,10 @@ int cmd_commit(struct cli *cli, int argc, char **argv)
         if (args_check_config(cli) < 0)
                 return cli_finish_error(cli, "commit");
         if (optind + 2 != argc) {
-                sbx_usage(&cli->err, optind + 2 > argc ? "missing %s: commit takes ID NAME[:TAG]"
-                                                       : "too many arguments: commit takes ID "
-                                                         "NAME[:TAG]%s",
+                sbx_usage(&cli->err,
+                          optind + 2 > argc ? "missing %s: commit takes ID NAME[:TAG]"
+                                            : "too many arguments: commit takes ID "
+                                              "NAME[:TAG]%s",
                           optind + 1 > argc ? "session ID" : "image NAME[:TAG]");
                 return cli_finish_error(cli, "commit");
         }
@@ -55,8 +52,7 @@ int cmd_commit(struct cli *cli, int argc, char **argv)
                 json_cstr(&b, r.name);
                 buf_puts(&b, ",\"tag\":");
                 json_cstr(&b, r.tag);
-                buf_printf(&b,
-                           ",\"id\":\"sha256:%s\",\"layer\":\"sha256:%s\",\"base\":", r.id,
+                buf_printf(&b, ",\"id\":\"sha256:%s\",\"layer\":\"sha256:%s\",\"base\":", r.id,
                            r.layer);
                 json_cstr(&b, r.base);
                 buf_printf(&b, ",\"layer_bytes\":%llu,\"entries\":%llu}\n",

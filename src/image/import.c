@@ -355,12 +355,11 @@ static int commit_id(const struct image_manifest *m, char out[static DIGEST_HEX_
 
 /* The base image's layers (each present in the store), Env and WorkingDir into m, plus one
  * slot for the new layer, read from blobfd. */
-static int commit_manifest(struct import *im, const char *base_id, int blobfd,
-                           struct sbx_error *e)
+static int commit_manifest(struct import *im, const char *base_id, int blobfd, struct sbx_error *e)
 {
         struct image_info base = {0};
-        if (base_id && (!digest_hex_valid(base_id) ||
-                        store_record_read(im->storefd, base_id, &base) < 0))
+        if (base_id &&
+            (!digest_hex_valid(base_id) || store_record_read(im->storefd, base_id, &base) < 0))
                 return sbx_fail(e, EXIT_FAILED, "not_found", 0,
                                 "the session's image (%.12s) is no longer in the store", base_id);
         size_t n = strv_len(base.layers);
@@ -377,8 +376,7 @@ static int commit_manifest(struct import *im, const char *base_id, int blobfd,
                 snprintf(im->m.layers[i], DIGEST_HEX_LEN + 1, "%s", base.layers[i]);
                 if (!layer_present(im->layersfd, base.layers[i]))
                         r = sbx_fail(e, EXIT_FAILED, "not_found", 0,
-                                     "the session's image lacks its layer %.12s",
-                                     base.layers[i]);
+                                     "the session's image lacks its layer %.12s", base.layers[i]);
         }
         im->m.layers[n][0] = '\0'; /* computed while unpacking */
         im->m.layer_fds[n] = fcntl(blobfd, F_DUPFD_CLOEXEC, 3);

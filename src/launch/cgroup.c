@@ -427,11 +427,11 @@ int cgroup_session_attach_v2(const struct cgroup_session *cs, pid_t pid, struct 
         return 0;
 }
 
-int cgroup_session_attach_freezer(const struct cgroup_session *cs, pid_t pid,
-                                  struct sbx_error *e)
+int cgroup_session_attach_freezer(const struct cgroup_session *cs, pid_t pid, struct sbx_error *e)
 {
         int r = 0;
-        if (cs->v1_freezer[0] && (r = cg_write_u64(cs->v1_freezer, "cgroup.procs", (uint64_t)pid)) < 0)
+        if (cs->v1_freezer[0] &&
+            (r = cg_write_u64(cs->v1_freezer, "cgroup.procs", (uint64_t)pid)) < 0)
                 return sbx_unsupported(e, -r, "failed to move the session into cgroup '%s'",
                                        cs->v1_freezer);
         return 0;

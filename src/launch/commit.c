@@ -51,13 +51,16 @@ static int session_base(const struct session_state *st, const char *who, char *i
                 return 0;
         }
         if (st->read_only)
-                return sbx_unsupported(e, 0, "cannot commit session '%s': it is read-only (it has "
-                                             "no writable layer)", who);
+                return sbx_unsupported(e, 0,
+                                       "cannot commit session '%s': it is read-only (it has "
+                                       "no writable layer)",
+                                       who);
         return sbx_unsupported(e, 0,
                                "cannot commit session '%s': only sessions made with --image can "
                                "be committed (its base is %s)",
-                               who, strncmp(b, "rootfs:", 7) == 0 ? "a --rootfs directory"
-                                    : b[0]                   ? "the host's"
+                               who,
+                               strncmp(b, "rootfs:", 7) == 0 ? "a --rootfs directory"
+                               : b[0]                        ? "the host's"
                                                              : "unknown");
 }
 
@@ -100,14 +103,18 @@ static int open_upper(int ctl, const char *who, int *ret, struct sbx_error *e)
                                 "no such session '%s' (it has ended)", who);
         _cleanup_close_ int layer = fds[0];
         if (strcmp(reply, "OK") != 0 || layer < 0)
-                return sbx_unsupported(e, 0, "cannot commit session '%s': it keeps no writable "
-                                             "layer to commit", who);
-        _cleanup_close_ int up = openat(layer, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                            O_CLOEXEC);
+                return sbx_unsupported(e, 0,
+                                       "cannot commit session '%s': it keeps no writable "
+                                       "layer to commit",
+                                       who);
+        _cleanup_close_ int up =
+            openat(layer, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         *ret = up >= 0 ? openat(up, "root", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
         if (*ret < 0)
-                return sbx_unsupported(e, errno, "cannot commit session '%s': its writable layer "
-                                                 "has no root overlay", who);
+                return sbx_unsupported(e, errno,
+                                       "cannot commit session '%s': its writable layer "
+                                       "has no root overlay",
+                                       who);
         return 0;
 }
 
@@ -129,9 +136,8 @@ static int write_tar(int upper, const struct session_state *st, int *ret_fd,
                 return r;
         struct layertar_opts o = {.uid_start = st->uid_start,
                                   .uid_count = st->uid_count,
-                                  .max_bytes = st->disk_bytes && st->disk_bytes < max
-                                                   ? st->disk_bytes
-                                                   : max,
+                                  .max_bytes =
+                                      st->disk_bytes && st->disk_bytes < max ? st->disk_bytes : max,
                                   .max_entries = COMMIT_MAX_ENTRIES};
         if ((r = layertar_write(upper, fd, &o, ls, e)) < 0)
                 return r;
@@ -160,9 +166,8 @@ static void audit_commit_event(int sessfd, const struct session_state *st, const
         (void)audit_commit(fd, &b);
 }
 
-static int commit_locked(int ctl, const struct session_state *st, const char *who,
-                         const char *ref, bool replace, struct commit_result *res,
-                         struct sbx_error *e)
+static int commit_locked(int ctl, const struct session_state *st, const char *who, const char *ref,
+                         bool replace, struct commit_result *res, struct sbx_error *e)
 {
         char base[DIGEST_HEX_LEN + 1];
         _cleanup_close_ int upper = -1, tar = -1;
@@ -203,8 +208,7 @@ int session_commit(const char *id_or_name, const char *ref, const struct commit_
                 return r;
         _cleanup_state_ struct session_state st = {0};
         if ((r = session_state_read(sessfd, &st)) < 0)
-                return sbx_internal(e, -r, "failed to read the state of session '%s'",
-                                    id_or_name);
+                return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
         int64_t start = audit_now_ms();
         char base[DIGEST_HEX_LEN + 1];
         if ((r = session_base(&st, id_or_name, base, e)) < 0)

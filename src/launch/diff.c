@@ -83,8 +83,7 @@ int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struc
                                        id_or_name);
         _cleanup_state_ struct session_state st = {0};
         if ((r = session_state_read(sessfd, &st)) < 0)
-                return sbx_internal(e, -r, "failed to read the state of session '%s'",
-                                    id_or_name);
+                return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
         struct lowers l = {0};
         r = open_lowers(&st, id_or_name, &l, e);
         if (r == 0 && (r = layerdiff_run(layer, base.data ? base.data : "", base.len, l.fds, l.n,

@@ -531,10 +531,15 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         /* for `sbx diff` and `sbx commit`: what the root is made of */
         bool custom = !c->image_id && c->rootfs && strcmp(c->rootfs, "host") != 0;
         char *base = NULL;
-        if (asprintf(&base, "%s%s", c->image_id ? "image:" : custom ? "rootfs:" : "host",
-                     c->image_id ? c->image_id : custom ? c->rootfs : "") < 0)
+        if (asprintf(&base, "%s%s",
+                     c->image_id ? "image:"
+                     : custom    ? "rootfs:"
+                                 : "host",
+                     c->image_id ? c->image_id
+                     : custom    ? c->rootfs
+                                 : "") < 0)
                 base = NULL; /* diff and commit then say they cannot */
-        s.st.base = base; /* for the supervisor's life */
+        s.st.base = base;    /* for the supervisor's life */
         s.st.memory_bytes = c->memory_bytes;
         s.st.cpus_milli = c->cpus_milli;
         s.st.pids = c->pids;

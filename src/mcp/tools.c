@@ -320,6 +320,44 @@ static const struct spec specs[] = {
        .pattern = "^([A-Za-z]{2,8}|[0-9]{1,2})$",
        .description = "The signal: a name like TERM, INT, KILL, HUP or a number (default TERM)."}},
      {{0}}},
+    {"pause",
+     "Freeze every process of a session (a running command stops where it is; nothing is "
+     "lost). While paused, exec and the file tools fail at once with code paused; the "
+     "session's time to live keeps running. Use it to stop a runaway command without losing "
+     "its state, or before inspecting it; resume continues it.",
+     NULL,
+     {OPERAND_SESSION},
+     {{0}}},
+    {"resume",
+     "Thaw a session that pause froze: its processes continue where they stopped. Fails with "
+     "code not_paused when the session is not paused.",
+     NULL,
+     {OPERAND_SESSION},
+     {{0}}},
+    {"diff",
+     "What a session changed in its filesystem since it was created: one entry per path with "
+     "kind A (added), C (changed) or D (deleted), sorted by path, like docker diff. Files on "
+     "the host directories mounted in are not listed. Use it to review what a command did.",
+     "changes",
+     {OPERAND_SESSION},
+     {{0}}},
+    {"commit",
+     "Save a session made from an image as a new image NAME:TAG (its filesystem changes as a "
+     "layer on that image; /workspace and /tmp are not included), to create later sessions "
+     "from with create's image. Returns the image id. Fails with code busy while a command "
+     "runs (pass pause to freeze the session for the snapshot), exists when NAME:TAG names "
+     "another image, unsupported for sessions not made from an image.",
+     NULL,
+     {OPERAND_SESSION,
+      {.name = "image",
+       .type = TOOL_STRING,
+       .via = TOOL_VIA_OPERAND,
+       .required = true,
+       .description = "The new image's NAME[:TAG] (lowercase; TAG latest when omitted), e.g. "
+                      "myenv:1."}},
+     {{"--pause", "Freeze the session while its filesystem is read, resume it after."},
+      {"--replace", NULL, .hidden = true}, /* a model never moves a tag someone relies on */
+      {0}}},
 };
 
 static struct tool tools[ARRAY_SIZE(specs)];

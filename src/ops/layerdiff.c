@@ -296,7 +296,8 @@ static bool lower_has(const struct walk *w, const char *rel)
                                 close(dfd);
                                 return true;
                         }
-                        int sub = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        int sub =
+                            openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                         close(dfd);
                         dfd = sub;
                         opaque |= dfd >= 0 && is_opaque(dfd);
@@ -325,8 +326,9 @@ static int opaque_deletions(struct walk *w, int dfd, const char *path)
         _cleanup_buf_ struct buf p = {0};
         for (size_t i = 0; i < w->n_lower; i++) {
                 _cleanup_close_ int lfd =
-                    rel[0] ? openat(w->lower[i], rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-                           : openat(w->lower[i], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                    rel[0]
+                        ? openat(w->lower[i], rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                        : openat(w->lower[i], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 if (lfd < 0)
                         continue;
                 _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(lfd));
@@ -437,8 +439,8 @@ static int run_views(struct walk *w, int layer_fd)
         return walk_dir(w, 0, ufd, &path, 0, upper_visit);
 }
 
-int layerdiff_run(int layer_fd, const char *snapshot, size_t len, const int *lower,
-                  size_t n_lower, struct buf *out, bool *truncated)
+int layerdiff_run(int layer_fd, const char *snapshot, size_t len, const int *lower, size_t n_lower,
+                  struct buf *out, bool *truncated)
 {
         struct walk w = {.lower = lower, .n_lower = n_lower};
         w.views = layerdiff_overlay_root(layer_fd) ? ovl_views : host_views;

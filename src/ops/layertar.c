@@ -134,8 +134,8 @@ static int count(struct tw *w, uint64_t bytes)
 static int put_file(struct tw *w, int dfd, const char *dname, const char *path,
                     const struct stat *seen)
 {
-        _cleanup_close_ int fd = openat(dfd, dname, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC |
-                                                        O_NONBLOCK);
+        _cleanup_close_ int fd =
+            openat(dfd, dname, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
         struct stat st;
         if (fd < 0 || fstat(fd, &st) < 0 || st.st_ino != seen->st_ino || !S_ISREG(st.st_mode))
                 return 0; /* changed meanwhile: left out (use --pause for a still snapshot) */
@@ -215,8 +215,8 @@ static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path,
                 r = count(w, 0);
                 if (r == 0 && buf_puts(path, "/") < 0)
                         r = -ENOMEM;
-                if (r == 0 && (r = header(w, path->data, '5', sst.st_mode & 01777, &sst, 0,
-                                          NULL)) < 0)
+                if (r == 0 &&
+                    (r = header(w, path->data, '5', sst.st_mode & 01777, &sst, 0, NULL)) < 0)
                         r = sbx_internal(w->e, -r, "failed to write the layer");
                 path->len--;
                 path->data[path->len] = '\0';
