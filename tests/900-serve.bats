@@ -286,6 +286,7 @@ execd() {
         [[ $ep == "$base/sandboxes/$sid/proxy/44772" ]] || fail "endpoint $ep"
         execd GET /ping
         expect_code 200
+        grep -qix 'content-length: 0' <<<"$hdrs" || fail "an empty 200 without Content-Length: 0"
         local mine=$tok
         tok=0000000000000000000000000000000000000000000000000000000000000000
         execd GET /ping
