@@ -30,11 +30,17 @@ start_serve() {
         [[ $base == http://127.0.0.1:* && $base != *:8083 ]] || fail "serve listens on '$base'"
 }
 
+# stop_serve: SIGTERM, and serve must exit 0 having printed nothing (a sanitizer's report
+# under ASan included).
 stop_serve() {
         [ -n "$serve_pid" ] || return 0
+        local rc=0
         kill "$serve_pid" 2>/dev/null || true
-        wait "$serve_pid" 2>/dev/null || true
+        wait "$serve_pid" 2>/dev/null || rc=$?
         serve_pid=
+        [ "$rc" -eq 0 ] || fail "serve exited with $rc: $(cat "$BATS_TEST_TMPDIR/serve.err")"
+        [ ! -s "$BATS_TEST_TMPDIR/serve.err" ] ||
+                fail "serve printed on stderr: $(cat "$BATS_TEST_TMPDIR/serve.err")"
 }
 
 # api METHOD PATH [BODY [CURL-ARGS...]]: a request with the API key; $code, $body and the
@@ -280,6 +286,7 @@ execd() {
         [[ $ep == "$base/sandboxes/$sid/proxy/44772" ]] || fail "endpoint $ep"
         execd GET /ping
         expect_code 200
+        grep -qix 'content-length: 0' <<<"$hdrs" || fail "an empty 200 without Content-Length: 0"
         local mine=$tok
         tok=0000000000000000000000000000000000000000000000000000000000000000
         execd GET /ping
