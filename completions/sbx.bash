@@ -4,7 +4,7 @@
 # tests/500-docs.bats checks that they agree with `sbx help`, with the zsh and fish
 # completions and with sbx(1). Self-contained: needs neither bash-completion's helpers nor jq.
 
-_sbx_commands="check connect cp create destroy diff edit exec fs glob grep help image list log ls mcp net pause read resume run serve stats tools write"
+_sbx_commands="check connect cp create destroy diff edit exec fs glob grep help image kill list log logs ls mcp net pause ps read resume run serve stats tools wait write"
 
 _sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
 --net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
@@ -15,11 +15,13 @@ _sbx_flags() {
         local common="--config --help --json"
         case $1 in
         check | help | log | ls | cp | diff | fs | net | resume | pause | tools | write) echo "$common" ;;
+        ps | wait | kill) echo "$common" ;;
+        logs) echo "--cursor --follow $common" ;;
         connect) echo "--ttl $common" ;;
         create) echo "$_sbx_create_flags $common" ;;
         destroy) echo "--force $common" ;;
         edit) echo "--new-file --old-file --replace-all $common" ;;
-        exec) echo "--env --interactive --max-output --timeout --tty --workdir $common" ;;
+        exec) echo "--detach --env --interactive --max-output --timeout --tty --workdir $common" ;;
         glob) echo "--path $common" ;;
         image) echo "--config --help --insecure-registry --json" ;;
         grep)
@@ -39,7 +41,7 @@ _sbx_flags() {
 _sbx_takes_value() {
         case $1 in
         --after-context | --allow-host | --api-key-file | --before-context | --config | --context | --cpus | \
-                --disk | --env | --glob | --hostname | --image | --limit | --listen | --max-output | \
+                --cursor | --disk | --env | --glob | --hostname | --image | --limit | --listen | --max-output | \
                 --memory | --mode | --mount | --name | --net | --new-file | --nofile | \
                 --offset | --old-file | --package | --path | --pids | --ptys | --rootfs | --seccomp | \
                 --timeout | --ttl | --workdir | -A | -B | -C | -e | -t | -w)
@@ -193,6 +195,13 @@ _sbx() {
                         _sbx_reply < <(_sbx_sessions)
                 elif ((operands == 1)); then
                         _sbx_reply < <(compgen -W "chmod get info list mkdir mv put replace rm rmdir search" -- "$cur")
+                fi
+                ;;
+        ps | logs | wait | kill)
+                if ((operands == 0)); then
+                        _sbx_reply < <(_sbx_sessions)
+                elif [[ $cmd == kill ]] && ((operands == 2)); then
+                        _sbx_reply < <(compgen -W "TERM INT HUP KILL QUIT USR1 USR2 STOP CONT" -- "$cur")
                 fi
                 ;;
         destroy) _sbx_reply < <(_sbx_sessions) ;;

@@ -84,7 +84,7 @@ function __sbx_wants_session
     switch $args[1]
         case destroy
             return 0
-        case connect exec log ls read write edit glob grep pause resume stats net diff cp fs
+        case connect exec log ls read write edit glob grep pause resume stats net diff cp fs ps logs wait kill
             test (__sbx_operands) -eq 0
         case '*'
             return 1
@@ -139,15 +139,19 @@ complete -c sbx -n __sbx_needs_command -a net -d 'change a live session\'s allow
 complete -c sbx -n __sbx_needs_command -a stats -d 'cpu, memory, pids, disk and network use'
 complete -c sbx -n __sbx_needs_command -a resume -d 'thaw a paused session'
 complete -c sbx -n __sbx_needs_command -a pause -d 'freeze every process of a session'
+complete -c sbx -n __sbx_needs_command -a ps -d 'a session\'s detached commands'
+complete -c sbx -n __sbx_needs_command -a logs -d 'a detached command\'s output from a byte cursor'
+complete -c sbx -n __sbx_needs_command -a wait -d 'wait for a detached command, exit with its code'
+complete -c sbx -n __sbx_needs_command -a kill -d 'signal a detached command\'s process group'
 
 # sessions, commands to run, help topics
 complete -c sbx -n __sbx_wants_session -a '(__sbx_sessions)' -d session
 complete -c sbx -n __sbx_wants_program -a '(__fish_complete_command)'
 complete -c sbx -n '__sbx_using help; and test (__sbx_operands) -eq 0' \
-    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp fs serve'
+    -a 'create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp fs ps logs wait kill serve'
 
 # options of every command
-set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp fs serve
+set -l all create connect exec destroy ls read write edit glob grep run list log image check help tools mcp pause resume stats net diff cp fs ps logs wait kill serve
 complete -c sbx -n "__sbx_using $all" -l json -d 'print one JSON document on stdout'
 complete -c sbx -n "__sbx_using $all" -l config -r -F -d 'read this sandbox.ini on top'
 complete -c sbx -n "__sbx_using $all" -s h -l help -d 'show help'
@@ -190,6 +194,10 @@ complete -c sbx -n '__sbx_using exec run' -s e -l env -x -d 'add to the environm
 complete -c sbx -n '__sbx_using exec run' -s i -l interactive -d 'forward stdin'
 complete -c sbx -n '__sbx_using exec run' -s T -l tty -d 'run under a new pseudo-terminal inside'
 complete -c sbx -n '__sbx_using exec run' -l max-output -x -d 'cap on captured output'
+complete -c sbx -n '__sbx_using exec' -s d -l detach -d 'print a command id at once'
+complete -c sbx -n '__sbx_using logs' -l cursor -x -d 'start at this byte of the output'
+complete -c sbx -n '__sbx_using logs' -l follow -d 'keep printing until the command ends'
+complete -c sbx -n '__sbx_using kill; and test (__sbx_operands) -eq 2' -x -a 'TERM INT HUP KILL QUIT USR1 USR2 STOP CONT'
 
 # connect, destroy, list
 complete -c sbx -n '__sbx_using connect' -l ttl -x -d 'new lifetime from now'

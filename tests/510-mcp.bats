@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # Agent integration: `sbx tools` (tool definitions for a model) and `sbx mcp` (a Model
 # Context Protocol server on stdio).
-#  - sbx tools --json is valid JSON Schema for each of the eleven tools, and every option of a
+#  - sbx tools --json is valid JSON Schema for each of the fourteen tools, and every option of a
 #    command is a property of its tool, except those a model is never offered;
 #  - the raw protocol: JSON lines piped into `sbx mcp` get the JSON-RPC errors of the spec
 #    (-32700, -32600, -32601, -32602), notifications get no answer, the protocol version is
@@ -45,12 +45,12 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 
 # ---- sbx tools ------------------------------------------------------------------------------
 
-@test "sbx tools --json: eleven tools with valid draft 2020-12 object schemas" {
+@test "sbx tools --json: fourteen tools with valid draft 2020-12 object schemas" {
         sbx_ok tools --json
         json_doc
-        json 'length == 11' >/dev/null || fail "not eleven tools: $(json '[.[].name]')"
+        json 'length == 14' >/dev/null || fail "not fourteen tools: $(json '[.[].name]')"
         [ "$(json '[.[].name] | join(" ")')" = \
-                "create connect exec ls read write edit glob grep destroy stats" ] ||
+                "create connect exec ls read write edit glob grep destroy stats ps logs kill" ] ||
                 fail "tool names: $(json '[.[].name] | join(" ")')"
         # each: name, a description for a model, an object schema that closes its properties
         json 'all(.[]; (keys == ["description","input_schema","name"])

@@ -30,11 +30,17 @@ start_serve() {
         [[ $base == http://127.0.0.1:* && $base != *:8083 ]] || fail "serve listens on '$base'"
 }
 
+# stop_serve: SIGTERM, and serve must exit 0 having printed nothing (a sanitizer's report
+# under ASan included).
 stop_serve() {
         [ -n "$serve_pid" ] || return 0
+        local rc=0
         kill "$serve_pid" 2>/dev/null || true
-        wait "$serve_pid" 2>/dev/null || true
+        wait "$serve_pid" 2>/dev/null || rc=$?
         serve_pid=
+        [ "$rc" -eq 0 ] || fail "serve exited with $rc: $(cat "$BATS_TEST_TMPDIR/serve.err")"
+        [ ! -s "$BATS_TEST_TMPDIR/serve.err" ] ||
+                fail "serve printed on stderr: $(cat "$BATS_TEST_TMPDIR/serve.err")"
 }
 
 # api METHOD PATH [BODY [CURL-ARGS...]]: a request with the API key; $code, $body and the
@@ -237,7 +243,9 @@ execd() {
         [ "$output" = inside-root ] || fail "volume: $output"
         sbx_expect 2 exec "$sid" sh -c 'echo x >/mnt/v/g'
         [[ $stderr == *Read-only* ]] || fail "a readOnly volume was writable: $stderr"
-        [ "$(state_key net)" = none ] || fail "network mode: $(state_key net)"
+        # no networkPolicy and [serve] network unset: no network but loopback
+        sbx_ok exec "$sid" sh -c "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
+        [ "$output" = lo ] || fail "interfaces: $output"
 }
 
 @test "serve: bad JSON, unknown ids and routes, oversized bodies" {
@@ -278,6 +286,7 @@ execd() {
         [[ $ep == "$base/sandboxes/$sid/proxy/44772" ]] || fail "endpoint $ep"
         execd GET /ping
         expect_code 200
+        grep -qix 'content-length: 0' <<<"$hdrs" || fail "an empty 200 without Content-Length: 0"
         local mine=$tok
         tok=0000000000000000000000000000000000000000000000000000000000000000
         execd GET /ping
@@ -365,10 +374,9 @@ execd() {
         # a restarted serve reports the same command
         stop_serve
         start_serve
+        ep=$base/sandboxes/$sid/proxy/44772
         execd GET "/command/status/$id"
         expect_code 200
-        ep=${ep/http:\/\/127.0.0.1:*\/sandboxes/$base\/sandboxes}
-        execd GET "/command/status/$id"
         jq -e '.running == true' <<<"$body" >/dev/null || fail "$body"
         execd DELETE "/command?id=$id"
         expect_code 200
@@ -425,8 +433,24 @@ execd() {
         [ "$tok" = "$old" ] || fail "the token changed across the restart"
         execd GET /ping
         expect_code 200
-        # a session made with the CLI is a sandbox too
-        new_session --ttl 5m
+        # a session made with the CLI is a sandbox too, by id or by name
+        new_session --ttl 5m --name web
         api GET "/v1/sandboxes/$sid"
         expect_code 200
+        api GET /v1/sandboxes/web/endpoints/44772
+        expect_code 200
+        [[ $(jq -r .endpoint <<<"$body") == */sandboxes/$sid/proxy/44772 ]] || fail "$body"
+}
+
+@test "serve: an entrypoint other than the idle default runs as a detached command" {
+        start_serve
+        new_sandbox '{"image":{"uri":"x"},"timeout":600,
+                "entrypoint":["sh","-c","echo up >/tmp/ep; exec sleep 300"]}'
+        sbx_ok ps --json "$sid"
+        json '.[0].state == "running" and .[0].argv[0] == "sh"' >/dev/null || fail "ps: $output"
+        wait_until 5 "$SBX" exec "$sid" test -s /tmp/ep || fail "the entrypoint did not run"
+        # the default one is not run: nothing to keep a session alive for
+        new_sandbox
+        sbx_ok ps --json "$sid"
+        [ "$output" = "[]" ] || fail "ps: $output"
 }

@@ -77,3 +77,7 @@ int cmd_diff(struct cli *cli, int argc, char **argv);
 int cmd_cp(struct cli *cli, int argc, char **argv);
 int cmd_fs(struct cli *cli, int argc, char **argv);
 int cmd_serve(struct cli *cli, int argc, char **argv);
+int cmd_ps(struct cli *cli, int argc, char **argv);
+int cmd_logs(struct cli *cli, int argc, char **argv);
+int cmd_wait(struct cli *cli, int argc, char **argv);
+int cmd_kill(struct cli *cli, int argc, char **argv);

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../launch/detach.h"
 #include "../launch/launch.h"
 #include "args.h"
 
@@ -9,21 +10,47 @@ static const struct option exec_options[] = {
         {"timeout", 1, NULL, 't'},     {"workdir", 1, NULL, 'w'}, {"env", 1, NULL, 'e'},
         {"interactive", 0, NULL, 'i'}, {"tty", 0, NULL, 'T'},     {"max-output", 1, NULL, 'M'},
         {"json", 0, NULL, OPT_JSON},   {"config", 1, NULL, OPT_CONFIG},
-        {"help", 0, NULL, OPT_HELP},   {0},
+        {"help", 0, NULL, OPT_HELP},   {"detach", 0, NULL, 'd'},  {0},
 };
+
+/* -d: the command's id at once (launch/detach.h); its output goes to `sbx logs`. */
+static int exec_detached(struct cli *cli, const char *id, struct exec_request *rq)
+{
+        if (rq->tty || rq->interactive) {
+                sbx_usage(&cli->err, "--detach cannot be combined with --tty or --interactive");
+                return cli_finish_error(cli, "exec");
+        }
+        char cmd[DETACH_ID_MAX];
+        if (detach_start(id, rq, cmd, &cli->err) < 0)
+                return cli_finish_error(cli, "exec");
+        _cleanup_buf_ struct buf b = {0};
+        if (cli->json) {
+                buf_puts(&b, "{\"id\":");
+                json_cstr(&b, cmd);
+                buf_puts(&b, "}\n");
+        } else {
+                buf_printf(&b, "%s\n", cmd);
+        }
+        return cli_print(cli, &b) ? cli_finish_error(cli, "exec") : 0;
+}
 
 int cmd_exec(struct cli *cli, int argc, char **argv)
 {
         struct exec_request rq = {0};
         struct flag_list env_adds = {0};
+        bool detach = false;
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+t:w:e:iTh", exec_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+t:w:e:iThd", exec_options, NULL)) != -1) {
                 /* after a bad option the rest of the options is still read, for a --json that
                  * shapes the error */
                 if (cli->err.exit_code) {
                         cli->json = cli->json || opt == OPT_JSON;
+                        continue;
+                }
+                if (opt == 'd') {
+                        detach = true;
                         continue;
                 }
                 int k = args_common(cli, "exec", opt);
@@ -50,6 +77,8 @@ int cmd_exec(struct cli *cli, int argc, char **argv)
         rq.argv = argv + optind;
         char *env_store[260];
         rq.env_add = args_env_vector(&env_adds, env_store, 260);
+        if (detach)
+                return exec_detached(cli, id, &rq);
         if (exec_finish_request(cli, &rq) < 0)
                 return cli_finish_error(cli, "exec");
 

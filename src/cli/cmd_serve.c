@@ -13,12 +13,9 @@
 enum { OPT_LISTEN = 0x200, OPT_KEY_FILE };
 
 static const struct option serve_options[] = {
-    {"listen", 1, NULL, OPT_LISTEN},
-    {"api-key-file", 1, NULL, OPT_KEY_FILE},
-    {"json", 0, NULL, OPT_JSON},
-    {"config", 1, NULL, OPT_CONFIG},
-    {"help", 0, NULL, OPT_HELP},
-    {0},
+    {"listen", 1, NULL, OPT_LISTEN}, {"api-key-file", 1, NULL, OPT_KEY_FILE},
+    {"json", 0, NULL, OPT_JSON},     {"config", 1, NULL, OPT_CONFIG},
+    {"help", 0, NULL, OPT_HELP},     {0},
 };
 
 #define DEFAULT_LISTEN "127.0.0.1:8083"

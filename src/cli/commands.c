@@ -62,11 +62,15 @@ const struct command sbx_commands[] = {
          "  sbx connect work\n  sbx connect --ttl 2h --json sb_0123456789abcdef\n",
          "--ttl --json --config --help"},
         {"exec", cmd_exec, "[OPTIONS] ID [--] CMD [ARG...]", "run a command inside a session",
-         EXEC_OPTIONS GLOBAL_OPTIONS,
+         EXEC_OPTIONS
+         "  -d, --detach            print a command id at once (output kept: --max-output, 8M)\n"
+         GLOBAL_OPTIONS,
          "  sbx exec work -- python3 -c 'print(1)'\n"
          "  sbx exec --json -t 10s work sh -c 'make test'\n"
-         "  sbx exec -iT work bash\n",
-         "--timeout --workdir --env --interactive --tty --max-output --json --config --help"},
+         "  sbx exec -iT work bash\n"
+         "  cmd=$(sbx exec -d work -- make test)\n",
+         "--timeout --workdir --env --interactive --tty --max-output --detach --json --config "
+         "--help"},
         {"destroy", cmd_destroy, "[--force] ID...", "end sessions",
          "      --force             no error for sessions that do not exist; kill an "
          "unresponsive supervisor\n" GLOBAL_OPTIONS,
@@ -156,6 +160,21 @@ const struct command sbx_commands[] = {
          "  sbx fs work info /workspace/a.txt\n"
          "  echo '{\"/workspace/out\":{\"mode\":755}}' | sbx fs work mkdir\n"
          "  sbx fs work search /workspace '*.py'\n  sbx fs work put /workspace/run.sh 755 < run.sh\n",
+         "--json --config --help"},
+        {"ps", cmd_ps, "ID", "a session's detached commands: id, state, exit code, start",
+         GLOBAL_OPTIONS, "  sbx ps work\n  sbx ps --json work\n", "--json --config --help"},
+        {"logs", cmd_logs, "[--cursor N] [--follow] ID CMD",
+         "a detached command's combined output from a byte cursor",
+         "      --cursor N          start at byte N of the command's output (0)\n"
+         "      --follow            keep printing as the command writes, until it ends\n"
+         GLOBAL_OPTIONS,
+         "  sbx logs work c1\n  sbx logs --follow work c1\n  sbx logs --json --cursor 4096 work c1\n",
+         "--cursor --follow --json --config --help"},
+        {"wait", cmd_wait, "ID CMD", "wait for a detached command and exit with its code",
+         GLOBAL_OPTIONS, "  sbx wait work c1 && echo passed\n", "--json --config --help"},
+        {"kill", cmd_kill, "ID CMD [SIGNAL]",
+         "signal a detached command's process group (TERM by default)", GLOBAL_OPTIONS,
+         "  sbx kill work c1\n  sbx kill work c1 INT\n  sbx kill work c1 9\n",
          "--json --config --help"},
         {"diff", cmd_diff, "ID", "what a session changed against its base (A, C, D lines)",
          GLOBAL_OPTIONS, "  sbx diff work\n  sbx diff --json work | jq -r '.[].path'\n",

@@ -292,6 +292,31 @@ static void exec_text(struct buf *b, json_object *o)
                    bool_of(o, "truncated") ? ", output truncated at max_output" : "");
 }
 
+/* exec with detach: the command's id; logs: the data, then where to go on from. */
+static bool detach_text(struct buf *b, const char *tool, json_object *o)
+{
+        json_object *v;
+        if (strcmp(tool, "exec") == 0 && str_of(o, "id")) {
+                buf_printf(b, "[started detached command %s: see logs, ps, kill]", str_of(o, "id"));
+                return true;
+        }
+        if (strcmp(tool, "logs") != 0 || !json_object_object_get_ex(o, "cursor", &v))
+                return false;
+        const char *data = str_of(o, "data");
+        json_object *dropped;
+        if (json_object_object_get_ex(o, "dropped", &dropped) && json_object_get_int64(dropped))
+                buf_printf(b, "[%lld bytes of output dropped]\n",
+                           (long long)json_object_get_int64(dropped));
+        if (data && *data) {
+                buf_puts(b, data);
+                if (data[strlen(data) - 1] != '\n')
+                        buf_puts(b, "\n");
+        }
+        buf_printf(b, "[cursor %lld%s]", (long long)json_object_get_int64(v),
+                   bool_of(o, "ended") ? ", the command has ended" : ", still running");
+        return true;
+}
+
 /* ls, glob, grep: one line per entry, as the CLI prints them. */
 static void list_text(struct buf *b, json_object *arr)
 {
@@ -339,7 +364,9 @@ static json_object *result_from_json(const struct tool *t, json_object *o,
         json_object *err = NULL, *structured = o;
         bool is_error =
             json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, "error", &err);
-        if (strcmp(t->name, "exec") == 0 && json_object_is_type(o, json_type_object))
+        if (!is_error && json_object_is_type(o, json_type_object) && detach_text(&text, t->name, o))
+                ;
+        else if (strcmp(t->name, "exec") == 0 && json_object_is_type(o, json_type_object))
                 exec_text(&text, o);
         else if (strcmp(t->name, "read") == 0 && !is_error && str_of(o, "content"))
                 buf_puts(&text, str_of(o, "content"));

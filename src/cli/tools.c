@@ -65,6 +65,14 @@ static const char *const never_offered[] = {
                 .description = desc                                                                \
         }
 
+/* A detached command's id, as exec with detach true returned it. */
+#define OPERAND_COMMAND                                                                            \
+        {                                                                                          \
+                .name = "command_id", .type = TOOL_STRING, .via = TOOL_VIA_OPERAND,                \
+                .required = true, .pattern = "^c[1-9][0-9]{0,8}$",                                 \
+                .description = "The detached command's id (c1, c2, ...) that exec returned."       \
+        }
+
 static const struct spec specs[] = {
     {"create",
      "Create a new sandbox session: an isolated Linux environment (its own filesystem, "
@@ -147,6 +155,10 @@ static const struct spec specs[] = {
       {"--env", "Extra environment variables, each as KEY=VALUE."},
       {"--max-output", "Cap on the captured output (default 1M): a size in bytes or with a K, "
                        "M or G suffix."},
+      {"--detach", "Return at once with the id of the command (c1, c2, ...) instead of "
+                   "waiting: for servers and long jobs. Read its output with logs, see it with "
+                   "ps, stop it with kill; it still ends after timeout. Its last 8M of output "
+                   "(or max_output) are kept."},
       {0}}},
     {"ls",
      "List a directory inside a session (default: the session's workdir), sorted by name. "
@@ -272,6 +284,40 @@ static const struct spec specs[] = {
      NULL,
      {OPERAND_SESSION},
      {{"--watch", NULL, .hidden = true}, {0}}},
+    /* detached commands (exec with detach: true) */
+    {"ps",
+     "List the detached commands of a session (started by exec with detach true), oldest "
+     "first: id, argv, state (running, exited, or killed after kill signalled it), exit_code "
+     "(null while running), started_at, duration_ms, output_bytes (the cursor at the end of "
+     "its output) and dropped_bytes (its oldest output no longer kept).",
+     "commands",
+     {OPERAND_SESSION},
+     {{0}}},
+    {"logs",
+     "Read the combined stdout and stderr of a detached command from byte offset cursor "
+     "(default 0). Returns data, cursor (pass it next time to read only what is new), dropped "
+     "(bytes before the oldest kept byte that were lost: only the last 8M or max_output of a "
+     "command are kept) and ended (the command has exited and nothing more will come). It "
+     "does not wait: call it again, or ps, to see more.",
+     NULL,
+     {OPERAND_SESSION, OPERAND_COMMAND},
+     {{"--cursor", "Byte offset in the command's output to read from (default 0): the cursor "
+                   "a previous call returned.",
+       .minimum = 0},
+      {"--follow", NULL, .hidden = true},
+      {0}}},
+    {"kill",
+     "Send a signal to a detached command's process group (default TERM; KILL cannot be "
+     "caught). Fails with not_running when it has already ended. Its end shows in ps.",
+     NULL,
+     {OPERAND_SESSION,
+      OPERAND_COMMAND,
+      {.name = "signal",
+       .type = TOOL_STRING,
+       .via = TOOL_VIA_OPERAND,
+       .pattern = "^([A-Za-z]{2,8}|[0-9]{1,2})$",
+       .description = "The signal: a name like TERM, INT, KILL, HUP or a number (default TERM)."}},
+     {{0}}},
 };
 
 static struct tool tools[ARRAY_SIZE(specs)];

@@ -108,11 +108,14 @@ int detach_info_fill(int cmdfd, const char *id, struct detach_info *d)
                 return -ENOMEM;
         /* a keeper that is gone without its last word was killed (not by the session's end,
          * which removes everything): the command's exec client went with it */
-        if (s.running && s.keeper.pid && !cmd_proc_alive(&s.keeper)) {
+        bool never_started = s.running && !s.keeper.pid && audit_now_ms() - s.started_ms > 10000;
+        if (never_started || (s.running && s.keeper.pid && !cmd_proc_alive(&s.keeper))) {
                 s.running = false;
                 s.exit_code = EXIT_SBX_FAILED;
                 s.ended_ms = s.started_ms;
-                snprintf(s.error, sizeof(s.error), "its keeper process was killed");
+                snprintf(s.error, sizeof(s.error), "%s",
+                         never_started ? "its keeper never started (the client was killed)"
+                                       : "its keeper process was killed");
         }
         d->state = s.running ? DETACH_RUNNING
                    : faccessat(cmdfd, CMD_KILLED_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0

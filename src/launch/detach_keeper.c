@@ -13,22 +13,22 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "../session/audit.h"
 #include "shared/macros.h"
 #include "shared/proctitle.h"
+#include "shared/sync.h"
 #include "shared/util.h"
 #include "detach-internal.h"
 
 /* runner -> keeper, over a pipe (each message is one atomic write) */
-enum { MSG_REAPER = 1, MSG_RESULT = 2 };
+enum { MSG_RESULT = 2 };
 struct runner_msg {
         int32_t kind;
-        int32_t pid;   /* MSG_REAPER: B's pid as the host sees it */
-        int64_t start; /* and its start time */
-        int32_t r;     /* MSG_RESULT: exec_in_session's return */
+        int32_t r; /* exec_in_session's return */
         int32_t exit_code;
         int32_t timed_out;
         char error[200];
@@ -78,24 +78,31 @@ static void seg_write(struct segw *w, const char *p, size_t n)
         }
 }
 
+/* In the runner, which may have joined the session's namespaces (its /proc is then the
+ * session's): B's pidfd goes to the keeper, which reads B's host pid from it. */
 static void runner_on_reaper(int pidfd, void *arg)
 {
-        int fd = *(int *)arg;
-        struct runner_msg m = {.kind = MSG_REAPER};
+        if (pidfd >= 0)
+                (void)sync_send_ok_fd(*(int *)arg, pidfd);
+}
+
+/* In the keeper: the host pid and start time of the process behind pidfd (0 pid: unknown). */
+static struct cmd_proc pidfd_proc(int pidfd)
+{
+        struct cmd_proc p = {0};
         char path[64], line[256];
         snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-        _cleanup_fclose_ FILE *f = pidfd >= 0 ? fopen(path, "re") : NULL;
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
         while (f && fgets(line, sizeof(line), f))
-                if (sscanf(line, "Pid: %d", &m.pid) == 1)
+                if (sscanf(line, "Pid: %d", &p.pid) == 1)
                         break;
-        if (m.pid <= 0)
-                return;
-        m.start = proc_start_time(m.pid);
-        (void)write_all(fd, &m, sizeof(m));
+        if (p.pid > 0)
+                p.start = proc_start_time(p.pid);
+        return p;
 }
 
 _noreturn_ static void runner_main(const char *st_id, struct exec_request *rq, int outfd,
-                                   int msgfd, pid_t keeper)
+                                   int msgfd, int reaperfd, pid_t keeper)
 {
         (void)prctl(PR_SET_PDEATHSIG, SIGTERM); /* the keeper gone: the command goes too */
         if (getppid() != keeper)
@@ -104,7 +111,7 @@ _noreturn_ static void runner_main(const char *st_id, struct exec_request *rq, i
         if (null < 0 || dup2(null, 0) < 0 || dup2(outfd, 1) < 0 || dup2(outfd, 2) < 0)
                 _exit(1);
         rq->on_reaper = runner_on_reaper;
-        rq->on_reaper_arg = &msgfd;
+        rq->on_reaper_arg = &reaperfd;
         rq->max_output = 0; /* the keeper caps what it keeps; the command is never cut off */
         struct exec_result res = {0};
         struct sbx_error e = {0};
@@ -136,15 +143,16 @@ static void audit_end_record(int auditfd, const char *st_id, const char *cmd,
         (void)audit_commit(auditfd, &b);
 }
 
-/* Relay the runner's output and messages until both pipes end. */
-static void keep(int cmdfd, int outfd, int msgfd, struct cmd_state *s, struct segw *w,
-                 struct runner_msg *result, bool *got_result)
+/* Relay the runner's output and messages until its pipes end. */
+static void keep(int cmdfd, int outfd, int msgfd, int reaperfd, struct cmd_state *s,
+                 struct segw *w, struct runner_msg *result, bool *got_result)
 {
         char buf[65536];
         while (outfd >= 0 || msgfd >= 0) {
-                struct pollfd p[2] = {{.fd = outfd, .events = POLLIN},
-                                      {.fd = msgfd, .events = POLLIN}};
-                if (poll(p, 2, -1) < 0) {
+                struct pollfd p[3] = {{.fd = outfd, .events = POLLIN},
+                                      {.fd = msgfd, .events = POLLIN},
+                                      {.fd = reaperfd, .events = POLLIN}};
+                if (poll(p, 3, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
                         break;
@@ -159,19 +167,27 @@ static void keep(int cmdfd, int outfd, int msgfd, struct cmd_state *s, struct se
                 if (p[1].revents) {
                         struct runner_msg m;
                         ssize_t n = read(msgfd, &m, sizeof(m));
-                        if (n == (ssize_t)sizeof(m) && m.kind == MSG_REAPER) {
-                                s->reaper = (struct cmd_proc){.pid = m.pid, .start = m.start};
-                                (void)cmd_state_write(cmdfd, s);
-                        } else if (n == (ssize_t)sizeof(m) && m.kind == MSG_RESULT) {
+                        if (n == (ssize_t)sizeof(m) && m.kind == MSG_RESULT) {
                                 *result = m;
                                 *got_result = true;
                         } else if (n == 0 || (n < 0 && errno != EINTR)) {
                                 closep(&msgfd);
                         }
                 }
+                if (p[2].revents) {
+                        struct sbx_error ignored = {0};
+                        _cleanup_close_ int pidfd = -1;
+                        if (sync_wait_fd(reaperfd, "the runner", &pidfd, &ignored) == 0 &&
+                            pidfd >= 0) {
+                                s->reaper = pidfd_proc(pidfd);
+                                (void)cmd_state_write(cmdfd, s);
+                        }
+                        closep(&reaperfd); /* one word only */
+                }
         }
         closep(&outfd);
         closep(&msgfd);
+        closep(&reaperfd);
 }
 
 _noreturn_ void detach_keeper_main(const char *st_id, const char *cmd, int cmdfd, int auditfd,
@@ -194,8 +210,9 @@ _noreturn_ void detach_keeper_main(const char *st_id, const char *cmd, int cmdfd
         s.keeper = cmd_proc_self();
         if (cmd_state_write(cmdfd, &s) < 0)
                 _exit(1);
-        int outp[2], msgp[2];
-        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(msgp, O_CLOEXEC) < 0)
+        int outp[2], msgp[2], reap[2];
+        if (pipe2(outp, O_CLOEXEC) < 0 || pipe2(msgp, O_CLOEXEC) < 0 ||
+            socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, reap) < 0)
                 _exit(1);
         pid_t keeper = getpid();
         pid_t runner = fork();
@@ -204,14 +221,16 @@ _noreturn_ void detach_keeper_main(const char *st_id, const char *cmd, int cmdfd
         if (runner == 0) {
                 close(outp[0]);
                 close(msgp[0]);
+                close(reap[0]);
                 close(cmdfd);
                 close(ready_fd);
                 if (auditfd >= 0)
                         close(auditfd);
-                runner_main(st_id, rq, outp[1], msgp[1], keeper);
+                runner_main(st_id, rq, outp[1], msgp[1], reap[1], keeper);
         }
         close(outp[1]);
         close(msgp[1]);
+        close(reap[1]);
         s.runner = (struct cmd_proc){.pid = runner, .start = proc_start_time(runner)};
         if (cmd_state_write(cmdfd, &s) < 0) {
                 /* the session was removed meanwhile */
@@ -225,7 +244,7 @@ _noreturn_ void detach_keeper_main(const char *st_id, const char *cmd, int cmdfd
         struct segw w = {.dirfd = cmdfd, .fd = -1, .segsize = cap / 2 > 4096 ? cap / 2 : 4096};
         struct runner_msg result = {0};
         bool got_result = false;
-        keep(cmdfd, outp[0], msgp[0], &s, &w, &result, &got_result);
+        keep(cmdfd, outp[0], msgp[0], reap[0], &s, &w, &result, &got_result);
         closep(&w.fd);
         int status;
         (void)RETRY_EINTR(waitpid(runner, &status, 0));

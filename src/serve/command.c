@@ -24,8 +24,8 @@ static json_object *field(json_object *o, const char *key)
 {
         json_object *v = NULL;
         return json_object_object_get_ex(o, key, &v) && !json_object_is_type(v, json_type_null)
-                       ? v
-                       : NULL;
+                   ? v
+                   : NULL;
 }
 
 /* RunCommandRequest -> the exec flags; -EINVAL with why for what sbx cannot do. */
@@ -98,8 +98,9 @@ static int start_background(struct serve_request *rq, struct serve_response *rs,
         const char *s = json_object_get_string(id);
         r = sse_event(&b, "init", s, strlen(s));
         if (r >= 0)
-                r = buf_printf(&b, "{\"type\":\"execution_complete\",\"execution_time\":%lld,"
-                                   "\"timestamp\":%lld}\n\n",
+                r = buf_printf(&b,
+                               "{\"type\":\"execution_complete\",\"execution_time\":%lld,"
+                               "\"timestamp\":%lld}\n\n",
                                (long long)((int64_t)now_monotonic_ms() - t0),
                                (long long)now_realtime_sec() * 1000);
         json_object_put(o);
@@ -115,8 +116,9 @@ static int run_command(struct serve_request *rq, struct serve_response *rs)
         json_object *req = rq->body ? json_tokener_parse(rq->body) : NULL;
         if (!req || !json_object_is_type(req, json_type_object)) {
                 json_object_put(req);
-                return serve_reply_error(rs, 400, "INVALID_REQUEST", "the body is not a JSON "
-                                                                     "object");
+                return serve_reply_error(rs, 400, "INVALID_REQUEST",
+                                         "the body is not a JSON "
+                                         "object");
         }
         _cleanup_argv_ struct serve_argv a = {0};
         const char *cmd = NULL;
@@ -154,8 +156,7 @@ static int add_time(struct buf *b, const char *key, int64_t ms)
 
 /* CommandStatusResponse. exit_code < 0: none yet. */
 static int status_json(struct buf *b, const char *id, const char *content, bool running,
-                       int exit_code, const char *error, int64_t started_ms,
-                       int64_t finished_ms)
+                       int exit_code, const char *error, int64_t started_ms, int64_t finished_ms)
 {
         int r = buf_puts(b, "{\"id\":");
         if (r >= 0)
@@ -212,8 +213,8 @@ static int command_status(struct serve_request *rq, struct serve_response *rs)
                 struct fg_status st;
                 if (command_fg_status(rq->session_id, id, &st) < 0)
                         return serve_reply_error(rs, 404, "NOT_FOUND", "no command '%s'", id);
-                r = status_json(&b, id, st.content, st.running, st.exit_code, NULL,
-                                st.started_ms, st.finished_ms);
+                r = status_json(&b, id, st.content, st.running, st.exit_code, NULL, st.started_ms,
+                                st.finished_ms);
                 return r < 0 ? r : serve_reply_json(rs, 200, &b);
         }
         struct sbx_error e = {0};
@@ -250,16 +251,15 @@ static int command_logs(struct serve_request *rq, struct serve_response *rs)
         _cleanup_buf_ struct buf out = {0};
         uint64_t next = 0, dropped = 0;
         bool ended = false;
-        if (detach_read(rq->session_id, id, cursor, MAX_LOG_READ, 0, &out, &next, &dropped,
-                        &ended, &e) < 0) {
+        if (detach_read(rq->session_id, id, cursor, MAX_LOG_READ, 0, &out, &next, &dropped, &ended,
+                        &e) < 0) {
                 if (e.exit_code == EXIT_USAGE && detach_id_valid(id))
                         return serve_reply_error(rs, 400, "INVALID_REQUEST", "%s", e.message);
                 return detach_failed(rs, &e);
         }
         serve_reply_json(rs, 200, &out);
         rs->content_type = "text/plain; charset=utf-8";
-        return serve_add_header(rs, "EXECD-COMMANDS-TAIL-CURSOR", "%llu",
-                                (unsigned long long)next);
+        return serve_add_header(rs, "EXECD-COMMANDS-TAIL-CURSOR", "%llu", (unsigned long long)next);
 }
 
 static int command_interrupt(struct serve_request *rq, struct serve_response *rs)

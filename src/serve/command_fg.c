@@ -267,8 +267,8 @@ static void fg_free(void *ctx)
 
 static int client_socket(const struct serve_request *rq)
 {
-        const union MHD_ConnectionInfo *ci = rq->srv->mhd->get_connection_info(
-                rq->conn->c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        const union MHD_ConnectionInfo *ci =
+            rq->srv->mhd->get_connection_info(rq->conn->c, MHD_CONNECTION_INFO_CONNECTION_FD);
         return ci ? ci->connect_fd : -1;
 }
 
@@ -317,8 +317,8 @@ int command_fg_start(struct serve_request *rq, struct serve_response *rs, char *
         r = sse_event(&s->pending, "init", id, strlen(id));
         rs->status = 200;
         rs->content_type = "text/event-stream";
-        rs->stream = (struct serve_stream){.read = fg_read, .free = fg_free, .ctx = s,
-                                           .size = UINT64_MAX};
+        rs->stream =
+            (struct serve_stream){.read = fg_read, .free = fg_free, .ctx = s, .size = UINT64_MAX};
         (void)serve_add_header(rs, "Cache-Control", "no-cache");
         (void)serve_add_header(rs, "X-Accel-Buffering", "no");
         return r < 0 ? r : 0;

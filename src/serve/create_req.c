@@ -30,8 +30,8 @@ static json_object *field(json_object *o, const char *key)
 {
         json_object *v = NULL;
         return json_object_object_get_ex(o, key, &v) && !json_object_is_type(v, json_type_null)
-                       ? v
-                       : NULL;
+                   ? v
+                   : NULL;
 }
 
 /* "500m" -> 500, "2" -> 2000, "0.25" -> 250 (CPU in thousandths). */
@@ -72,10 +72,11 @@ static int parse_quantity(const char *s, unsigned long long *ret)
         static const struct {
                 const char *suffix;
                 unsigned long long mul;
-        } units[] = {{"Ki", 1ULL << 10}, {"Mi", 1ULL << 20}, {"Gi", 1ULL << 30},
-                     {"Ti", 1ULL << 40}, {"k", 1000ULL},     {"K", 1000ULL},
-                     {"M", 1000000ULL},  {"G", 1000000000ULL}, {"T", 1000000000000ULL},
-                     {"", 1}};
+        } units[] = {{"Ki", 1ULL << 10},      {"Mi", 1ULL << 20},
+                     {"Gi", 1ULL << 30},      {"Ti", 1ULL << 40},
+                     {"k", 1000ULL},          {"K", 1000ULL},
+                     {"M", 1000000ULL},       {"G", 1000000000ULL},
+                     {"T", 1000000000000ULL}, {"", 1}};
         char *end;
         if (*s < '0' || *s > '9')
                 return -EINVAL;
@@ -103,13 +104,17 @@ static int map_limits(json_object *lim, struct serve_argv *a, char *why, size_t 
                 unsigned long long x;
                 if (strcmp(key, "cpu") == 0) {
                         if (parse_cpu(s, &x) < 0)
-                                return refuse(why, n, "invalid resourceLimits.cpu '%s': expected "
-                                                      "a CPU quantity like 500m or 2", s);
+                                return refuse(why, n,
+                                              "invalid resourceLimits.cpu '%s': expected "
+                                              "a CPU quantity like 500m or 2",
+                                              s);
                         serve_argv_add(a, "--cpus=%llu.%03llu", x / 1000, x % 1000);
                 } else if (strcmp(key, "memory") == 0 || strcmp(key, "ephemeral-storage") == 0) {
                         if (parse_quantity(s, &x) < 0)
-                                return refuse(why, n, "invalid resourceLimits.%s '%s': expected "
-                                                      "a quantity like 512Mi or 2Gi", key, s);
+                                return refuse(why, n,
+                                              "invalid resourceLimits.%s '%s': expected "
+                                              "a quantity like 512Mi or 2Gi",
+                                              key, s);
                         serve_argv_add(a, "--%s=%llu", key[0] == 'm' ? "memory" : "disk", x);
                 } else if (strcmp(key, "pids") == 0) {
                         char *end;
@@ -120,8 +125,10 @@ static int map_limits(json_object *lim, struct serve_argv *a, char *why, size_t 
                 } else if (strcmp(key, "gpu") == 0 && strcmp(s, "0") == 0) {
                         continue;
                 } else {
-                        return refuse(why, n, "resourceLimits.%s is not a limit sbx enforces "
-                                              "(cpu, memory, ephemeral-storage, pids)", key);
+                        return refuse(why, n,
+                                      "resourceLimits.%s is not a limit sbx enforces "
+                                      "(cpu, memory, ephemeral-storage, pids)",
+                                      key);
                 }
         }
         return 0;
@@ -150,8 +157,8 @@ static bool under_root(char **roots, const char *real)
         return false;
 }
 
-static int map_volume(const struct serve_policy *p, json_object *v, struct serve_argv *a,
-                      char *why, size_t n)
+static int map_volume(const struct serve_policy *p, json_object *v, struct serve_argv *a, char *why,
+                      size_t n)
 {
         json_object *host = field(v, "host"), *mp = field(v, "mountPath");
         json_object *sub = field(v, "subPath"), *ro = field(v, "readOnly");
@@ -166,16 +173,19 @@ static int map_volume(const struct serve_policy *p, json_object *v, struct serve
         if (path[0] != '/' || target[0] != '/' || subpath[0] == '/' || path_has_dotdot(path) ||
             path_has_dotdot(target) || path_has_dotdot(subpath) || strpbrk(path, ":,") ||
             strpbrk(target, ":,") || strpbrk(subpath, ":,"))
-                return refuse(why, n, "invalid volume: host.path and mountPath must be absolute, "
-                                      "subPath relative, none with '..', ':' or ','");
+                return refuse(why, n,
+                              "invalid volume: host.path and mountPath must be absolute, "
+                              "subPath relative, none with '..', ':' or ','");
         char full[PATH_MAX], real[PATH_MAX];
         if (snprintf(full, sizeof(full), "%s/%s", path, subpath) >= (int)sizeof(full))
                 return refuse(why, n, "volume path too long");
         if (!realpath(full, real))
                 return refuse(why, n, "volume host path '%s' does not exist", full);
         if (!under_root(p->volume_roots, real))
-                return refuse(why, n, "volume host path '%s' is not under a directory allowed "
-                                      "by [serve] volume_roots", full);
+                return refuse(why, n,
+                              "volume host path '%s' is not under a directory allowed "
+                              "by [serve] volume_roots",
+                              full);
         serve_argv_add(a, "--mount=%s:%s%s", real, target,
                        ro && json_object_get_boolean(ro) ? ":ro" : "");
         return 0;
@@ -202,31 +212,33 @@ static int map_network(const struct serve_policy *p, json_object *np, struct ser
         json_object *def = np ? field(np, "defaultAction") : NULL;
         json_object *rules = np ? field(np, "egress") : NULL;
         size_t n_rules = rules && json_object_is_type(rules, json_type_array)
-                                 ? json_object_array_length(rules)
-                                 : 0;
+                             ? json_object_array_length(rules)
+                             : 0;
         if (rules && !json_object_is_type(rules, json_type_array))
                 return refuse(why, n, "networkPolicy.egress must be an array");
         const char *action = def ? json_object_get_string(def) : NULL;
         if (action && strcmp(action, "allow") != 0 && strcmp(action, "deny") != 0)
                 return refuse(why, n, "networkPolicy.defaultAction must be allow or deny");
-        bool allow_all = (!np || (!def && n_rules == 0)) ? true
-                                                         : (action && strcmp(action, "allow") == 0);
+        bool allow_all =
+            (!np || (!def && n_rules == 0)) ? true : (action && strcmp(action, "allow") == 0);
         if (allow_all) {
                 for (size_t i = 0; i < n_rules; i++) {
                         json_object *act = field(json_object_array_get_idx(rules, i), "action");
                         if (act && strcmp(json_object_get_string(act), "deny") == 0)
-                                return refuse(why, n, "sbx enforces allow lists only: a deny "
-                                                      "rule under defaultAction allow cannot be "
-                                                      "honoured");
+                                return refuse(why, n,
+                                              "sbx enforces allow lists only: a deny "
+                                              "rule under defaultAction allow cannot be "
+                                              "honoured");
                 }
                 if (!np && !p->allow_all_egress) {
                         serve_argv_add(a, "--net=none");
                         return 0;
                 }
                 if (!p->allow_all_egress)
-                        return refuse(why, n, "egress to everywhere needs [serve] network = host "
-                                              "on this server; send defaultAction deny with "
-                                              "allow rules instead");
+                        return refuse(why, n,
+                                      "egress to everywhere needs [serve] network = host "
+                                      "on this server; send defaultAction deny with "
+                                      "allow rules instead");
                 serve_argv_add(a, "--net=host");
                 return 0;
         }
@@ -253,8 +265,7 @@ static int map_image(const struct serve_policy *p, json_object *req, struct crea
                 return refuse(why, n, "sbx has no snapshots: create from an image");
         json_object *img = field(req, "image");
         json_object *uri = img ? field(img, "uri") : NULL;
-        if (!uri || !json_object_is_type(uri, json_type_string) ||
-            !*json_object_get_string(uri))
+        if (!uri || !json_object_is_type(uri, json_type_string) || !*json_object_get_string(uri))
                 return refuse(why, n, "image.uri is required");
         if (field(img, "auth"))
                 return refuse(why, n, "registry credentials (image.auth) are not supported");
@@ -314,11 +325,10 @@ static int map_entrypoint(json_object *req, struct create_plan *out, char *why, 
         /* the SDKs' default, ["tail", "-f", "/dev/null"], only keeps a container alive: an sbx
          * session lives by itself, so it is not run */
         const char *e0 = json_object_get_string(json_object_array_get_idx(ep, 0));
-        out->run_entrypoint = !(k == 3 && strcmp(e0, DEFAULT_ENTRYPOINT_0) == 0 &&
-                                strcmp(json_object_get_string(json_object_array_get_idx(ep, 1)),
-                                       "-f") == 0 &&
-                                strcmp(json_object_get_string(json_object_array_get_idx(ep, 2)),
-                                       "/dev/null") == 0);
+        out->run_entrypoint =
+            !(k == 3 && strcmp(e0, DEFAULT_ENTRYPOINT_0) == 0 &&
+              strcmp(json_object_get_string(json_object_array_get_idx(ep, 1)), "-f") == 0 &&
+              strcmp(json_object_get_string(json_object_array_get_idx(ep, 2)), "/dev/null") == 0);
         return 0;
 }
 

@@ -47,8 +47,8 @@ static int run(const struct serve_request *rq, char **argv, struct buf *out, int
 }
 
 /* Run `sbx VERB --json ID`: 0 with *ret_exit, the answer in out/err. */
-static int run_on(const struct serve_request *rq, const char *verb, const char *id,
-                  struct buf *out, struct buf *err, int *ret_exit)
+static int run_on(const struct serve_request *rq, const char *verb, const char *id, struct buf *out,
+                  struct buf *err, int *ret_exit)
 {
         char *argv[] = {(char *)verb, (char *)"--json", (char *)id, NULL};
         return run(rq, argv, out, ret_exit, err);
@@ -91,7 +91,8 @@ static int keep_meta(const char *id, const struct create_plan *plan)
         if (plan->metadata)
                 json_object_object_add(m, "metadata", json_object_get(plan->metadata));
         struct buf b = {0};
-        const char *s = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        const char *s = json_object_to_json_string_ext(m, JSON_C_TO_STRING_PLAIN |
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
         int r = s ? buf_puts(&b, s) : -ENOMEM;
         if (r >= 0)
                 r = serve_meta_write(id, &b);
@@ -122,17 +123,17 @@ static int create(struct serve_request *rq, struct serve_response *rs)
         json_object *made = r >= 0 && code == 0 ? json_tokener_parse(out.data) : NULL;
         json_object *idv = NULL;
         const char *id = made && json_object_object_get_ex(made, "id", &idv)
-                                 ? json_object_get_string(idv)
-                                 : NULL;
+                             ? json_object_get_string(idv)
+                             : NULL;
         if (r >= 0 && code != 0) {
                 r = serve_reply_sbx_error(rs, code, &out, &err);
         } else if (r >= 0 && !id) {
                 r = -EBADMSG;
         } else if (r >= 0) {
-                char token[SERVE_TOKEN_LEN + 1];
+                char token[SERVE_TOKEN_LEN + 1], sid[SESSION_ID_LEN + 1];
                 r = keep_meta(id, &plan);
                 if (r >= 0)
-                        r = serve_token_get(id, token);
+                        r = serve_token_get(id, sid, token);
                 if (r >= 0 && plan.run_entrypoint) {
                         buf_freep(&out), buf_freep(&err);
                         r = start_entrypoint(rq, id, plan.entrypoint, &out, &err, &code);
@@ -174,7 +175,7 @@ static int list(struct serve_request *rq, struct serve_response *rs)
         return sandbox_list_reply(rq, rs);
 }
 
-static int delete(struct serve_request *rq, struct serve_response *rs)
+static int delete (struct serve_request *rq, struct serve_response *rs)
 {
         _cleanup_buf_ struct buf out = {0}, err = {0};
         int code = 0;
@@ -262,7 +263,7 @@ static const char *public_host(const struct serve_request *rq)
         const char *h = serve_header(rq, "Host");
         if (h && *h && strlen(h) < 256 &&
             strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-:[]") ==
-                    strlen(h))
+                strlen(h))
                 return h;
         return rq->srv->host;
 }
@@ -281,7 +282,8 @@ static int endpoint(struct serve_request *rq, struct serve_response *rs)
                                          "signed endpoints are not supported: use "
                                          "use_server_proxy=true");
         char token[SERVE_TOKEN_LEN + 1];
-        int r = serve_token_get(rq->params[0], token);
+        char id[SESSION_ID_LEN + 1];
+        int r = serve_token_get(rq->params[0], id, token);
         if (r == -ENOENT)
                 return serve_reply_error(rs, 404, "SBX::SANDBOX_NOT_FOUND", "no sandbox '%s'",
                                          rq->params[0]);
@@ -291,8 +293,7 @@ static int endpoint(struct serve_request *rq, struct serve_response *rs)
         _cleanup_buf_ struct buf b = {0};
         r = buf_puts(&b, "{\"endpoint\":");
         char url[512];
-        snprintf(url, sizeof(url), "%s/sandboxes/%s/proxy/%lu", public_host(rq), rq->params[0],
-                 port);
+        snprintf(url, sizeof(url), "%s/sandboxes/%s/proxy/%lu", public_host(rq), id, port);
         if (r >= 0)
                 r = json_cstr(&b, url);
         if (r >= 0)

@@ -18,8 +18,9 @@
 #define TOKEN_FILE "serve-token"
 #define META_FILE "serve.json"
 
-/* The directory of the session that ref (an id or a name) names: -ENOENT when none. */
-static int open_session(const char *ref)
+/* The directory of the session that ref (an id or a name) names, its id in id (may be
+ * NULL): -ENOENT when there is none. */
+static int open_session_id(const char *ref, char *id)
 {
         struct sbx_error e = {0};
         if (runtime_check_ref(ref, &e) < 0)
@@ -28,10 +29,15 @@ static int open_session(const char *ref)
         int r = runtime_open(&rtfd, &e);
         if (r < 0)
                 return r;
-        char id[SESSION_ID_LEN + 1];
-        if (runtime_resolve(rtfd, ref, id, &e) < 0)
+        char buf[SESSION_ID_LEN + 1];
+        if (runtime_resolve(rtfd, ref, id ? id : buf, &e) < 0)
                 return -ENOENT;
-        return runtime_open_session(rtfd, id);
+        return runtime_open_session(rtfd, id ? id : buf);
+}
+
+static int open_session(const char *ref)
+{
+        return open_session_id(ref, NULL);
 }
 
 static int read_token(int sessfd, char out[static SERVE_TOKEN_LEN + 1])
@@ -46,9 +52,10 @@ static int read_token(int sessfd, char out[static SERVE_TOKEN_LEN + 1])
         return 0;
 }
 
-int serve_token_get(const char *id, char out[static SERVE_TOKEN_LEN + 1])
+int serve_token_get(const char *ref, char id[static SESSION_ID_LEN + 1],
+                    char out[static SERVE_TOKEN_LEN + 1])
 {
-        _cleanup_close_ int sessfd = open_session(id);
+        _cleanup_close_ int sessfd = open_session_id(ref, id);
         if (sessfd < 0)
                 return sessfd;
         int r = read_token(sessfd, out);

@@ -12,7 +12,10 @@ static const struct {
         const char *name;
         size_t offset;
 } mhd_symbols[] = {
-#define SYM(field, symbol) {#symbol, offsetof(struct mhd_lib, field)}
+#define SYM(field, symbol)                                                                         \
+        {                                                                                          \
+#symbol, offsetof(struct mhd_lib, field)                                           \
+        }
     SYM(start_daemon, MHD_start_daemon),
     SYM(stop_daemon, MHD_stop_daemon),
     SYM(lookup_connection_value, MHD_lookup_connection_value),

@@ -61,8 +61,8 @@ int serve_reply_empty(struct serve_response *rs, unsigned status)
         return 0;
 }
 
-int serve_reply_error(struct serve_response *rs, unsigned status, const char *code,
-                      const char *fmt, ...)
+int serve_reply_error(struct serve_response *rs, unsigned status, const char *code, const char *fmt,
+                      ...)
 {
         char msg[1024];
         va_list ap;

@@ -98,8 +98,9 @@ static const struct serve_route *lookup(const struct serve_route *table, const c
         return NULL;
 }
 
-/* "/sandboxes/{id}/proxy/{port}[/rest]": the session id and the rest (at least "/"). */
-static bool proxy_path(char *path, const char **ret_id, const char **ret_port, char **ret_rest)
+/* "/sandboxes/{id}/proxy/{port}[/rest]": the session id (cut in place), whether the port is
+ * execd's, and the rest ("/" when none; it starts where the port ends, so nothing moves). */
+static bool proxy_path(char *path, const char **ret_id, bool *ret_execd, const char **ret_rest)
 {
         static const char prefix[] = "/sandboxes/";
         if (strncmp(path, prefix, sizeof(prefix) - 1) != 0)
@@ -108,23 +109,14 @@ static bool proxy_path(char *path, const char **ret_id, const char **ret_port, c
         char *slash = strchr(id, '/');
         if (!slash || slash == id || strncmp(slash, "/proxy/", 7) != 0)
                 return false;
-        char *port = slash + 7;
+        const char *port = slash + 7;
         size_t plen = strspn(port, "0123456789");
         if (plen == 0 || (port[plen] != '/' && port[plen] != '\0'))
                 return false;
-        /* the rest moves one byte left over the port's end, so id and port can be cut */
-        char *rest = port + plen;
         *slash = '\0';
-        char sep = *rest;
         *ret_id = id;
-        *ret_port = port;
-        if (sep == '\0') {
-                *ret_rest = (char *)"/";
-                return true;
-        }
-        memmove(port + plen + 1, rest, strlen(rest) + 1);
-        port[plen] = '\0';
-        *ret_rest = port + plen + 1;
+        *ret_execd = plen == 5 && strncmp(port, "44772", 5) == 0;
+        *ret_rest = port[plen] ? port + plen : "/";
         return true;
 }
 
@@ -132,11 +124,11 @@ static const struct serve_route *execd_route(struct serve *srv, struct serve_req
                                              char *path, struct serve_response *rs)
 {
         (void)srv;
-        const char *id, *port;
-        char *rest;
-        if (!proxy_path(path, &id, &port, &rest))
+        const char *id, *rest;
+        bool execd;
+        if (!proxy_path(path, &id, &execd, &rest))
                 return NULL;
-        if (!session_id_valid(id) || strcmp(port, "44772") != 0 || strstr(rest, "/../") ||
+        if (!session_id_valid(id) || !execd || strstr(rest, "/../") ||
             strcmp(rest + strlen(rest) - (strlen(rest) >= 3 ? 3 : 0), "/..") == 0) {
                 serve_reply_error(rs, 404, "NOT_FOUND",
                                   "no execd endpoint at this path (sbx serves port %d)",
@@ -158,9 +150,10 @@ static const struct serve_route *execd_route(struct serve *srv, struct serve_req
         rq->session_id = id;
         rq->path = rest;
         bool known = false;
-        const struct serve_route *rt = lookup(serve_execd_routes, rq->method, rest, rq, &known);
+        const struct serve_route *rt =
+            lookup(serve_execd_routes, rq->method, (char *)rest, rq, &known);
         if (!rt)
-                rt = lookup(serve_file_routes, rq->method, rest, rq, &known);
+                rt = lookup(serve_file_routes, rq->method, (char *)rest, rq, &known);
         if (!rt)
                 serve_reply_error(rs, known ? 405 : 404, known ? "METHOD_NOT_ALLOWED" : "NOT_FOUND",
                                   "%s %s is not an execd route", rq->method, rest);
@@ -185,8 +178,7 @@ const struct serve_route *serve_route_find(struct serve *srv, struct serve_reque
                 return NULL;
         rq->path = path;
         bool known = false;
-        const struct serve_route *rt =
-                lookup(serve_lifecycle_routes, rq->method, path, rq, &known);
+        const struct serve_route *rt = lookup(serve_lifecycle_routes, rq->method, path, rq, &known);
         if (!rt)
                 serve_reply_error(rs, known ? 405 : 404, known ? "METHOD_NOT_ALLOWED" : "NOT_FOUND",
                                   "%s %s is not a route of this server", rq->method, path);
@@ -240,15 +232,20 @@ int serve_listen(struct serve *srv, struct sbx_error *e)
         socklen_t len;
         const char *l = srv->opt.listen;
         if (parse_listen(l, &ss, &len) < 0)
-                return sbx_usage(e, "invalid --listen '%s': expected ADDR:PORT ('127.0.0.1:8083', "
-                                    "'[::1]:8083')", l);
+                return sbx_usage(e,
+                                 "invalid --listen '%s': expected ADDR:PORT ('127.0.0.1:8083', "
+                                 "'[::1]:8083')",
+                                 l);
         if (!is_loopback(&ss) && !srv->opt.api_key)
-                return sbx_usage(e, "refusing to listen on '%s' without an API key: set "
-                                    "SBX_SERVE_API_KEY or --api-key-file, or listen on a "
-                                    "loopback address", l);
+                return sbx_usage(e,
+                                 "refusing to listen on '%s' without an API key: set "
+                                 "SBX_SERVE_API_KEY or --api-key-file, or listen on a "
+                                 "loopback address",
+                                 l);
         int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
-                return sbx_fail(e, EXIT_SBX_FAILED, "internal", errno, "failed to listen on '%s'", l);
+                return sbx_fail(e, EXIT_SBX_FAILED, "internal", errno, "failed to listen on '%s'",
+                                l);
         int one = 1;
         (void)setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
         if (bind(fd, (struct sockaddr *)&ss, len) < 0 || listen(fd, 128) < 0 ||

@@ -50,8 +50,8 @@ static const char *str_of(json_object *o, const char *key)
 {
         json_object *v = NULL;
         return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
-                       ? json_object_get_string(v)
-                       : NULL;
+                   ? json_object_get_string(v)
+                   : NULL;
 }
 
 /* The Sandbox object of one `sbx list --json` entry into a (new) json object. */
@@ -59,8 +59,8 @@ static json_object *sandbox_object(json_object *entry, bool full)
 {
         const char *id = str_of(entry, "id");
         _cleanup_buf_ struct buf mb = {0};
-        json_object *meta = id && serve_meta_read(id, &mb) >= 0 ? json_tokener_parse(mb.data)
-                                                                : NULL;
+        json_object *meta =
+            id && serve_meta_read(id, &mb) >= 0 ? json_tokener_parse(mb.data) : NULL;
         json_object *o = json_object_new_object(), *v = NULL;
         json_object_object_add(o, "id", json_object_new_string(id ? id : ""));
         const char *image = meta ? str_of(meta, "image") : NULL;
@@ -76,8 +76,8 @@ static json_object *sandbox_object(json_object *entry, bool full)
         json_object_object_add(o, "status", st);
         json_object_object_add(o, "metadata",
                                meta && json_object_object_get_ex(meta, "metadata", &v)
-                                       ? json_object_get(v)
-                                       : json_object_new_object());
+                                   ? json_object_get(v)
+                                   : json_object_new_object());
         json_object *ep = NULL;
         if (meta && json_object_object_get_ex(meta, "entrypoint", &v)) {
                 ep = json_object_get(v);
@@ -123,7 +123,8 @@ static json_object *list_sessions(struct serve_request *rq, struct serve_respons
 static int reply_object(struct serve_response *rs, unsigned status, json_object *o)
 {
         _cleanup_buf_ struct buf b = {0};
-        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        const char *s = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+                                                              JSON_C_TO_STRING_NOSLASHESCAPE);
         int r = s ? buf_puts(&b, s) : -ENOMEM;
         return r < 0 ? r : serve_reply_json(rs, status, &b);
 }

@@ -62,8 +62,7 @@ void serve_query_each(const struct serve_request *rq, const char *name,
  * that is not multipart/form-data, or fn's error.
  */
 typedef int (*serve_part_fn)(void *ctx, const char *name, const char *filename,
-                             const char *content_type, uint64_t off, const char *data,
-                             size_t size);
+                             const char *content_type, uint64_t off, const char *data, size_t size);
 int serve_multipart(const struct serve_request *rq, serve_part_fn fn, void *ctx);
 
 /*
@@ -87,8 +86,8 @@ struct serve_stream {
 /* The handler's answer. Zeroed before the handler runs (status 0 = 500). */
 struct serve_response {
         unsigned status;
-        const char *content_type; /* static; NULL: application/json when body, none else */
-        struct buf body;          /* an empty body is sent with Content-Length: 0 */
+        const char *content_type;   /* static; NULL: application/json when body, none else */
+        struct buf body;            /* an empty body is sent with Content-Length: 0 */
         struct serve_stream stream; /* stream.read set: the body is this stream instead */
         struct {
                 char *name, *value; /* owned */
@@ -98,14 +97,14 @@ struct serve_response {
 
 /* Add a header: 0, -ENOMEM, or -E2BIG past SERVE_MAX_HEADERS. */
 int serve_add_header(struct serve_response *rs, const char *name, const char *fmt, ...)
-        _printf_(3, 4);
+    _printf_(3, 4);
 /* A JSON answer: status and body taken from b (b is emptied). */
 int serve_reply_json(struct serve_response *rs, unsigned status, struct buf *b);
 /* An empty answer (Content-Length: 0). */
 int serve_reply_empty(struct serve_response *rs, unsigned status);
 /* The error body every non-2xx answer has: {"code":code,"message":message}. */
-int serve_reply_error(struct serve_response *rs, unsigned status, const char *code,
-                      const char *fmt, ...) _printf_(4, 5);
+int serve_reply_error(struct serve_response *rs, unsigned status, const char *code, const char *fmt,
+                      ...) _printf_(4, 5);
 
 /* A handler: 0 with *rs filled, or -errno (answered 500 INTERNAL_ERROR). */
 typedef int (*serve_handler_fn)(struct serve_request *rq, struct serve_response *rs);
@@ -145,7 +144,10 @@ struct serve_child {
         int out_fd; /* its stdout (and stderr too when merged) */
         int err_fd; /* its stderr, -1 when merged */
 };
-#define SERVE_CHILD_INIT {.pid = -1, .pidfd = -1, .out_fd = -1, .err_fd = -1}
+#define SERVE_CHILD_INIT                                                                           \
+        {                                                                                          \
+                .pid = -1, .pidfd = -1, .out_fd = -1, .err_fd = -1                                 \
+        }
 int serve_sbx_spawn(const struct serve *srv, char *const *argv, int in_fd, bool merge_stderr,
                     struct serve_child *ret);
 /* Wait for it (SIGKILL first when kill is set): its exit code as serve_sbx_run; closes all. */

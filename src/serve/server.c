@@ -42,19 +42,16 @@ static void req_state_free(struct req_state *st)
         free(st);
 }
 
-static enum MHD_Result queue(struct serve *srv, struct MHD_Connection *c,
-                             struct serve_response *rs)
+static enum MHD_Result queue(struct serve *srv, struct MHD_Connection *c, struct serve_response *rs)
 {
         const struct mhd_lib *m = srv->mhd;
         struct MHD_Response *resp;
         if (rs->status == 0)
                 serve_reply_internal(rs, -EIO);
         if (rs->stream.read) {
-                resp = m->create_response_from_callback(rs->stream.size == UINT64_MAX
-                                                                 ? MHD_SIZE_UNKNOWN
-                                                                 : rs->stream.size,
-                                                         16384, rs->stream.read, rs->stream.ctx,
-                                                         rs->stream.free);
+                resp = m->create_response_from_callback(
+                    rs->stream.size == UINT64_MAX ? MHD_SIZE_UNKNOWN : rs->stream.size, 16384,
+                    rs->stream.read, rs->stream.ctx, rs->stream.free);
                 if (!resp && rs->stream.free)
                         rs->stream.free(rs->stream.ctx);
                 rs->stream.read = NULL;
@@ -106,23 +103,19 @@ static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const 
                 return MHD_NO;
         st->body_fd = -1;
         st->conn.c = c;
-        st->rq = (struct serve_request){.srv = srv, .conn = &st->conn, .method = method,
-                                        .body_fd = -1};
+        st->rq =
+            (struct serve_request){.srv = srv, .conn = &st->conn, .method = method, .body_fd = -1};
         *con_cls = st;
-        /* one spare byte: proxy_path (router.c) moves the rest of an execd path one byte on */
-        size_t url_len = strlen(url);
-        st->path_buf = malloc(url_len + 2);
+        st->path_buf = strdup(url);
         if (!st->path_buf)
                 return MHD_NO;
-        memcpy(st->path_buf, url, url_len + 1);
         struct serve_response rs = {0};
         st->route = serve_route_find(srv, &st->rq, st->path_buf, &rs);
         if (!st->route)
                 return queue(srv, c, &rs);
-        const char *cl =
-                srv->mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        uint64_t limit = (st->route->flags & SERVE_ROUTE_BIG_BODY) ? srv->max_upload
-                                                                   : SERVE_MAX_BODY;
+        const char *cl = srv->mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        uint64_t limit =
+            (st->route->flags & SERVE_ROUTE_BIG_BODY) ? srv->max_upload : SERVE_MAX_BODY;
         if (cl && strtoull(cl, NULL, 10) > limit)
                 return reply_now(srv, c, 413, "PAYLOAD_TOO_LARGE",
                                  "the request body is larger than this route accepts");
@@ -172,9 +165,8 @@ static enum MHD_Result dispatch(struct serve *srv, struct MHD_Connection *c, str
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **con_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **con_cls)
 {
         (void)version;
         struct serve *srv = cls;
@@ -293,11 +285,11 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
         pthread_sigmask(SIG_BLOCK, &set, NULL);
         signal(SIGPIPE, SIG_IGN);
         srv.daemon = srv.mhd->start_daemon(
-                MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL,
-                0, NULL, NULL, on_request, &srv, MHD_OPTION_LISTEN_SOCKET, srv.listen_fd,
-                MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS,
-                MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)IDLE_TIMEOUT_SEC,
-                MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv, MHD_OPTION_END);
+            MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL,
+            NULL, on_request, &srv, MHD_OPTION_LISTEN_SOCKET, srv.listen_fd,
+            MHD_OPTION_CONNECTION_LIMIT, (unsigned)MAX_CONNECTIONS, MHD_OPTION_CONNECTION_TIMEOUT,
+            (unsigned)IDLE_TIMEOUT_SEC, MHD_OPTION_NOTIFY_COMPLETED, on_completed, &srv,
+            MHD_OPTION_END);
         if (!srv.daemon) {
                 (void)close(srv.listen_fd);
                 free(srv.child_env);

@@ -88,8 +88,8 @@ int serve_sbx_spawn(const struct serve *srv, char *const *argv, int in_fd, bool 
                 close_fd(&err[0]);
                 return r;
         }
-        *ret = (struct serve_child){.pid = pid, .pidfd = sys_pidfd_open(pid, 0),
-                                    .out_fd = out[0], .err_fd = err[0]};
+        *ret = (struct serve_child){
+            .pid = pid, .pidfd = sys_pidfd_open(pid, 0), .out_fd = out[0], .err_fd = err[0]};
         return 0;
 }
 

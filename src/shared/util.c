@@ -110,8 +110,9 @@ int64_t proc_start_time(pid_t pid)
         if (!p)
                 return -EINVAL;
         p++;
-        /* after ')' comes field 3 (state); start time is field 22 */
-        for (int field = 2; field < 22 && p; field++)
+        /* p is at the space before field 3 (state); each step moves to the space before the
+         * next field, up to the one before field 22 (start time) */
+        for (int field = 3; field < 22 && p; field++)
                 p = strchr(p + 1, ' ');
         if (!p)
                 return -EINVAL;

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /* Session ids, names, state files and environments: the pure logic under src/session/. */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "session/cmds.h"
 #include "session/id.h"
 #include "session/state.h"
 #include "shared/util.h"
@@ -242,6 +245,79 @@ static void test_ids_in_dir(void)
         free(none);
 }
 
+/* Field 22 of /proc/self/stat, counted here independently (comm has no ')' for this test). */
+static void test_proc_start_time(void)
+{
+        FILE *f = fopen("/proc/self/stat", "re");
+        char line[4096] = "";
+        CHECK(f && fgets(line, sizeof(line), f));
+        if (f)
+                fclose(f);
+        char *p = strrchr(line, ')');
+        long long want = -1;
+        int field = 2;
+        for (char *t = strtok(p ? p + 1 : line, " "); t; t = strtok(NULL, " "))
+                if (++field == 22)
+                        want = atoll(t);
+        CHECK(want > 0);
+        CHECK(proc_start_time(getpid()) == want);
+        struct cmd_proc me = cmd_proc_self();
+        CHECK(cmd_proc_alive(&me));
+        me.start++;
+        CHECK(!cmd_proc_alive(&me));
+}
+
+static void test_cmds(void)
+{
+        CHECK(cmd_id_valid("c1"));
+        CHECK(cmd_id_valid("c999999999"));
+        CHECK(!cmd_id_valid("c0"));
+        CHECK(!cmd_id_valid("c01"));
+        CHECK(!cmd_id_valid("c1000000000"));
+        CHECK(!cmd_id_valid("c"));
+        CHECK(!cmd_id_valid("../c1"));
+        CHECK(!cmd_id_valid("c1/.."));
+        CHECK(!cmd_id_valid("C1"));
+        CHECK(!cmd_id_valid(""));
+        CHECK(!cmd_id_valid(NULL));
+
+        char dir[] = "/tmp/sbx-unit-cmds-XXXXXX";
+        CHECK(mkdtemp(dir) != NULL);
+        int sessfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int cmdsfd = cmds_dir_open(sessfd, true);
+        CHECK(cmdsfd >= 0);
+        unsigned n1 = 0, n2 = 0;
+        int fd1 = -1, fd2 = -1;
+        CHECK(cmd_dir_make(cmdsfd, &n1, &fd1) == 0 && n1 == 1);
+        CHECK(cmd_dir_make(cmdsfd, &n2, &fd2) == 0 && n2 == 2);
+        struct cmd_state s = {.running = true, .exit_code = 137, .timed_out = true,
+                              .started_ms = 1700000000123, .ended_ms = 1700000001123,
+                              .cap = 8 << 20, .keeper = {.pid = 42, .start = 7},
+                              .reaper = {.pid = 43, .start = 8}};
+        snprintf(s.error, sizeof(s.error), "no\nnewline");
+        CHECK(cmd_state_write(fd1, &s) == 0);
+        struct cmd_state r;
+        CHECK(cmd_state_read(fd1, &r) == 0);
+        CHECK(r.running && r.exit_code == 137 && r.timed_out && r.started_ms == s.started_ms &&
+              r.ended_ms == s.ended_ms && r.cap == s.cap && r.keeper.pid == 42 &&
+              r.keeper.start == 7 && r.reaper.pid == 43 && r.runner.pid == 0);
+        CHECK(strcmp(r.error, "no newline") == 0);
+        CHECK(cmd_state_read(fd2, &r) == -ENOENT);
+        /* a removed command's number is not given again while a newer one is kept */
+        CHECK(cmd_dir_remove(cmdsfd, "c1") == 0);
+        unsigned n3 = 0;
+        int fd3 = -1;
+        CHECK(cmd_dir_make(cmdsfd, &n3, &fd3) == 0 && n3 == 3);
+        close(fd1);
+        close(fd2);
+        close(fd3);
+        close(cmdsfd);
+        cmds_remove_all(sessfd); /* no keeper recorded: only the files go */
+        CHECK(faccessat(sessfd, CMDS_DIR, F_OK, 0) < 0);
+        close(sessfd);
+        CHECK(rmdir(dir) == 0);
+}
+
 int main(void)
 {
         test_ids();
@@ -251,5 +327,7 @@ int main(void)
         test_state_rejects();
         test_state_file();
         test_env();
+        test_proc_start_time();
+        test_cmds();
         return unit_done();
 }
