@@ -274,3 +274,24 @@ expect_error() {
         ex GET '/files/download?path=/dev/zero'
         expect_error 400 INVALID_FILE
 }
+
+@test "sbx fs: put replaces a symlink rather than write through it; usage errors exit 2" {
+        new_session
+        in_sbx 'echo keep >/workspace/target && ln -s /workspace/target /workspace/link'
+        _expect 0 sh -c 'printf new | "$1" fs "$2" put /workspace/link 600' sh "$SBX" "$sid"
+        in_sbx 'test ! -L /workspace/link && cat /workspace/target /workspace/link && stat -c %a /workspace/link'
+        [ "$output" = $'keep\nnew600' ] || fail "after put over a link: $output"
+        # a failed put leaves the old file whole (the parent is a file: ENOTDIR)
+        _expect 1 sh -c 'printf x | "$1" fs --json "$2" put /workspace/target/sub' sh "$SBX" "$sid"
+        json '.error.code == "not_found"' >/dev/null || fail "$output"
+        sbx_expect 2 fs "$sid"
+        sbx_expect 2 fs "$sid" frobnicate
+        sbx_expect 2 fs "$sid" info
+        _expect 2 sh -c 'echo "{\"/workspace/d\":{\"mode\":8}}" | "$1" fs "$2" mkdir' sh "$SBX" "$sid"
+        _expect 2 sh -c 'echo "[1]" | "$1" fs "$2" mv' sh "$SBX" "$sid"
+        sbx_expect 2 fs "$sid" list /workspace notanumber
+        sbx_expect 3 fs sb_0000000000000000 info /workspace
+        # the changes are in the audit log
+        sbx_ok log "$sid"
+        grep -q '"event":"write".*"/workspace/link"' <<<"$output" || fail "no write record: $output"
+}

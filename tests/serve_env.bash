@@ -23,11 +23,16 @@ serve_start() {
         serve_url=$(sed -n 's/^listening on //p' "$out")
 }
 
+# SIGTERM ends it with status 0; a sanitizer report on its stderr (an ASan build) fails.
 serve_stop() {
         [ -n "${serve_pid:-}" ] || return 0
+        local rc=0
         kill -TERM "$serve_pid" 2>/dev/null || true
-        wait "$serve_pid" 2>/dev/null || true
+        wait "$serve_pid" 2>/dev/null || rc=$?
         serve_pid=
+        ! grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$BATS_TEST_TMPDIR/serve.err" ||
+                fail "sbx serve reported memory errors"
+        [ "$rc" -eq 0 ] || fail "sbx serve exited with $rc on SIGTERM:" "$(cat "$BATS_TEST_TMPDIR/serve.err")"
 }
 
 # api METHOD PATH [CURL-ARGS...]: a lifecycle request with the key; body in $output, the

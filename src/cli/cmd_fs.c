@@ -40,13 +40,14 @@ static int mode_parse(struct cli *cli, int64_t v, unsigned *ret)
 {
         unsigned m = 0, shift = 0;
         if (v < 0 || v > 7777)
-                return sbx_usage(&cli->err, "invalid mode %" PRId64 ": expected octal digits, "
-                                            "at most 7777", v);
+                return sbx_usage(&cli->err,
+                                 "invalid mode %" PRId64 ": expected octal digits, "
+                                 "at most 7777",
+                                 v);
         for (; v; v /= 10, shift += 3) {
                 if (v % 10 > 7)
-                        return sbx_usage(&cli->err,
-                                         "invalid mode: '%" PRId64 "' is not an octal digit",
-                                         v % 10);
+                        return sbx_usage(
+                            &cli->err, "invalid mode: '%" PRId64 "' is not an octal digit", v % 10);
                 m |= (unsigned)(v % 10) << shift;
         }
         *ret = m;
@@ -119,8 +120,8 @@ static int items_from_stdin(struct cli *cli, enum ops_fs_kind kind, json_object 
         if (!*root || !json_object_is_type(*root, array ? json_type_array : json_type_object))
                 return sbx_usage(&cli->err, "the request on stdin is not a JSON %s",
                                  array ? "array" : "object");
-        size_t count = array ? json_object_array_length(*root)
-                             : (size_t)json_object_object_length(*root);
+        size_t count =
+            array ? json_object_array_length(*root) : (size_t)json_object_object_length(*root);
         if (count > FS_ITEMS_MAX)
                 return sbx_usage(&cli->err, "more than %u entries in one request", FS_ITEMS_MAX);
         struct ops_fs_item *v = calloc(count ? count : 1, sizeof(*v));
@@ -162,7 +163,8 @@ static int run_fs(struct cli *cli, const char *id, confined_fn fn, void *req,
                 return cli_finish_error(cli, "fs");
         }
         if (out.len == 0 && cli->json && buf_puts(&out, "{}\n") < 0)
-                return sbx_internal(&cli->err, ENOMEM, "out of memory"), cli_finish_error(cli, "fs");
+                return sbx_internal(&cli->err, ENOMEM, "out of memory"),
+                       cli_finish_error(cli, "fs");
         return cli_print(cli, &out) ? cli_finish_error(cli, "fs") : 0;
 }
 
@@ -173,14 +175,16 @@ struct fs_op {
         const char *ev; /* audit event of a change, NULL: none */
 };
 static const struct fs_op fs_ops[] = {
-    {"info", OPS_FS_INFO, false, NULL},       {"mkdir", OPS_FS_MKDIR, true, "fs_mkdir"},
-    {"chmod", OPS_FS_CHMOD, true, "fs_chmod"}, {"rm", OPS_FS_RM_FILE, false, "fs_rm"},
-    {"rmdir", OPS_FS_RM_DIR, false, "fs_rmdir"}, {"mv", OPS_FS_MOVE, true, "fs_mv"},
+    {"info", OPS_FS_INFO, false, NULL},
+    {"mkdir", OPS_FS_MKDIR, true, "fs_mkdir"},
+    {"chmod", OPS_FS_CHMOD, true, "fs_chmod"},
+    {"rm", OPS_FS_RM_FILE, false, "fs_rm"},
+    {"rmdir", OPS_FS_RM_DIR, false, "fs_rmdir"},
+    {"mv", OPS_FS_MOVE, true, "fs_mv"},
     {"replace", OPS_FS_REPLACE, true, "fs_replace"},
 };
 
-static int fs_batch(struct cli *cli, const struct fs_op *op, const char *id, int argc,
-                    char **argv)
+static int fs_batch(struct cli *cli, const struct fs_op *op, const char *id, int argc, char **argv)
 {
         _cleanup_(json_putp) json_object *root = NULL;
         _cleanup_free_ struct ops_fs_item *items = NULL;

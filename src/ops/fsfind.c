@@ -110,8 +110,8 @@ int ops_find(void *arg, struct buf *out, struct sbx_error *e)
         struct walk w = {
             .fn = find_visit,
             .ctx = &run,
-            .max_depth = req->list && req->depth < OPS_WALK_MAX_DEPTH ? req->depth
-                                                                        : OPS_WALK_MAX_DEPTH,
+            .max_depth =
+                req->list && req->depth < OPS_WALK_MAX_DEPTH ? req->depth : OPS_WALK_MAX_DEPTH,
             .max_visits = OPS_WALK_MAX_VISITS,
         };
         if (!req->list || req->depth > 0)
@@ -119,8 +119,8 @@ int ops_find(void *arg, struct buf *out, struct sbx_error *e)
         if (r < 0)
                 return ops_fail_errno(e, r, "failed to %s '%s'", req->list ? "list" : "search",
                                       req->path);
-        const char *cut = run.results_cut     ? "results"
-                          : w.visits_limited ? "entries"
+        const char *cut = run.results_cut                 ? "results"
+                          : w.visits_limited              ? "entries"
                           : w.depth_limited && !req->list ? "depth"
                                                           : NULL;
         r = buf_puts(out, "]\n");

@@ -15,7 +15,7 @@ struct fs_names {
                 bool group;
                 unsigned id;
                 char *name;
-        } *v;
+        } * v;
 };
 void fs_names_free(struct fs_names *t);
 /* The name of id (a group's when group), or NULL when the files do not name it. */

@@ -100,7 +100,9 @@ static int remove_item(const struct ops_fs_item *it, bool dir, struct sbx_error 
 {
         struct stat st;
         if (lstat(it->path, &st) < 0)
-                return errno == ENOENT ? 0 : ops_fail_errno(e, errno, "failed to delete '%s'", it->path);
+                return errno == ENOENT
+                           ? 0
+                           : ops_fail_errno(e, errno, "failed to delete '%s'", it->path);
         if (!dir) {
                 if (S_ISDIR(st.st_mode))
                         return ops_fail_errno(e, EISDIR, "failed to delete '%s'", it->path);
@@ -127,7 +129,8 @@ static int move_item(const struct ops_fs_item *it, struct sbx_error *e)
                 *slash = '\0';
                 int r = mkdir_p(parent);
                 if (r < 0)
-                        return ops_fail_errno(e, r, "failed to create the parents of '%s'", it->dest);
+                        return ops_fail_errno(e, r, "failed to create the parents of '%s'",
+                                              it->dest);
         }
         /* RENAME_NOREPLACE: an existing destination is refused, also one made meanwhile */
         if (renameat2(AT_FDCWD, it->path, AT_FDCWD, it->dest, RENAME_NOREPLACE) < 0)
@@ -150,7 +153,7 @@ static int replace_item(const struct ops_fs_item *it, struct buf *out, size_t i,
         _cleanup_buf_ struct buf res = {0};
         int r = ops_edit(&req, &res, e);
         unsigned long long n = 0;
-        if (r < 0 && e->code && strcmp(e->code, "not_found") == 0 && 
+        if (r < 0 && e->code && strcmp(e->code, "not_found") == 0 &&
             strncmp(e->message, "String not found in file", 24) == 0) {
                 /* no occurrence is a count of 0, not a failure */
                 *e = (struct sbx_error){0};

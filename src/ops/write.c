@@ -48,10 +48,10 @@ static int tmp_create(int dirfd, char name[static 40])
         struct timespec ts;
         for (int i = 0; i < 100; i++) {
                 (void)clock_gettime(CLOCK_MONOTONIC, &ts);
-                snprintf(name, 40, ".sbx-upload-%lx%x", (unsigned long)ts.tv_nsec ^ (unsigned long)getpid(),
-                         (unsigned)i);
-                int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                0644);
+                snprintf(name, 40, ".sbx-upload-%lx%x",
+                         (unsigned long)ts.tv_nsec ^ (unsigned long)getpid(), (unsigned)i);
+                int fd =
+                    openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
                 if (fd >= 0 || errno != EEXIST)
                         return fd < 0 ? negerrno() : fd;
         }

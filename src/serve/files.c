@@ -90,8 +90,7 @@ static int run_reply(struct serve_request *rq, struct serve_response *rs, const 
 }
 
 /* The JSON body as stdin of op. */
-static int run_body(struct serve_request *rq, struct serve_response *rs, const char *op,
-                    bool json)
+static int run_body(struct serve_request *rq, struct serve_response *rs, const char *op, bool json)
 {
         if (!rq->body || rq->body_len == 0)
                 return serve_reply_error(rs, 400, "INVALID_REQUEST_BODY",
@@ -118,8 +117,7 @@ static void add_path(void *ctx, const char *value)
 }
 
 /* op on every ?path= value; none: an empty answer of the op's kind, as execd gives. */
-static int run_paths(struct serve_request *rq, struct serve_response *rs, const char *op,
-                     bool json)
+static int run_paths(struct serve_request *rq, struct serve_response *rs, const char *op, bool json)
 {
         struct paths p = {0};
         serve_query_each(rq, "path", add_path, &p);
@@ -182,7 +180,8 @@ static int find(struct serve_request *rq, struct serve_response *rs, bool list)
         const char *path = serve_query(rq, "path");
         const char *extra = serve_query(rq, list ? "depth" : "pattern");
         if (!path || !path[0])
-                return serve_reply_error(rs, 400, "MISSING_QUERY", "missing query parameter 'path'");
+                return serve_reply_error(rs, 400, "MISSING_QUERY",
+                                         "missing query parameter 'path'");
         if (list && extra && (!extra[0] || strspn(extra, "0123456789") != strlen(extra)))
                 return serve_reply_error(rs, 400, "INVALID_REQUEST_BODY",
                                          "invalid query parameter 'depth': %s", extra);

@@ -84,7 +84,8 @@ static int parse_meta(const struct buf *b, json_object **root, const char **path
                 return -EINVAL;
         *path = json_object_get_string(v);
         mode[0] = '\0';
-        if (json_object_object_get_ex(*root, "mode", &v) && !json_object_is_type(v, json_type_null)) {
+        if (json_object_object_get_ex(*root, "mode", &v) &&
+            !json_object_is_type(v, json_type_null)) {
                 if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
                         return -EINVAL;
                 snprintf(mode, 16, "%" PRId64, json_object_get_int64(v));
@@ -168,7 +169,8 @@ int files_upload(struct serve_request *rq, struct serve_response *rs)
                 return serve_reply_error(rs, 400, "INVALID_FILE_METADATA",
                                          "the metadata part is missing");
         if (u.n_file == 0)
-                return serve_reply_error(rs, 400, "INVALID_FILE_CONTENT", "the file part is missing");
+                return serve_reply_error(rs, 400, "INVALID_FILE_CONTENT",
+                                         "the file part is missing");
         if (u.n_meta != u.n_file)
                 return serve_reply_error(rs, 400, "INVALID_FILE",
                                          "metadata and file count mismatch: %zu vs %zu", u.n_meta,
@@ -183,9 +185,9 @@ int files_upload(struct serve_request *rq, struct serve_response *rs)
 struct download {
         const struct serve *srv;
         char *session_id, *path;
-        uint64_t start, len;      /* the bytes sent: [start, start+len) of the file */
+        uint64_t start, len; /* the bytes sent: [start, start+len) of the file */
         unsigned long long dev, ino;
-        struct buf chunk;         /* the piece in hand: file bytes from chunk_at */
+        struct buf chunk; /* the piece in hand: file bytes from chunk_at */
         uint64_t chunk_at;
 };
 
@@ -232,7 +234,8 @@ static ssize_t download_read(void *ctx, uint64_t pos, char *buf, size_t max)
         uint64_t at = d->start + pos;
         if (at < d->chunk_at || at >= d->chunk_at + d->chunk.len) {
                 uint64_t want = d->len - pos < OPS_CAT_MAX ? d->len - pos : OPS_CAT_MAX;
-                struct serve_request rq = {.srv = (struct serve *)d->srv, .session_id = d->session_id};
+                struct serve_request rq = {.srv = (struct serve *)d->srv,
+                                           .session_id = d->session_id};
                 long long size;
                 int code;
                 if (fetch(&rq, d, at, want, &d->chunk, &code, &size) < 0 || code ||
@@ -306,7 +309,8 @@ int files_download(struct serve_request *rq, struct serve_response *rs)
 {
         const char *path = serve_query(rq, "path");
         if (!path || !path[0])
-                return serve_reply_error(rs, 400, "MISSING_QUERY", "missing query parameter 'path'");
+                return serve_reply_error(rs, 400, "MISSING_QUERY",
+                                         "missing query parameter 'path'");
         struct download *d = calloc(1, sizeof(*d));
         if (!d)
                 return -ENOMEM;

@@ -106,12 +106,9 @@ static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const 
         st->rq =
             (struct serve_request){.srv = srv, .conn = &st->conn, .method = method, .body_fd = -1};
         *con_cls = st;
-        /* one spare byte: proxy_path (router.c) moves the rest of an execd path one byte on */
-        size_t url_len = strlen(url);
-        st->path_buf = malloc(url_len + 2);
+        st->path_buf = strdup(url);
         if (!st->path_buf)
                 return MHD_NO;
-        memcpy(st->path_buf, url, url_len + 1);
         struct serve_response rs = {0};
         st->route = serve_route_find(srv, &st->rq, st->path_buf, &rs);
         if (!st->route)
