@@ -102,7 +102,17 @@ void pkgcache_save(const char *id, const char *ref)
         struct commit_opts o = {0};
         struct commit_result res = {0};
         struct sbx_error e = {0};
-        if (session_commit(id, ref, &o, &res, &e) < 0)
+        int r;
+        /* the install's exec connection may not be closed on the supervisor's side yet */
+        for (int i = 0; (r = session_commit(id, ref, &o, &res, &e)) < 0 && i < 20 && e.code &&
+                        strcmp(e.code, "busy") == 0;
+             i++) {
+                commit_result_free(&res);
+                res = (struct commit_result){0};
+                e = (struct sbx_error){0};
+                (void)usleep(50 * 1000);
+        }
+        if (r < 0)
                 cli_warn("the installed packages were not saved as image '%s' (the next create "
                          "installs them again): %s",
                          ref, e.message);

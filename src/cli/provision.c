@@ -190,14 +190,21 @@ static int run_step(const char *what, const char *code, char **argv, char **env,
 }
 
 /* Asks the index for its root page, through the session's proxy, with a short timeout: the
- * one line it prints on failure is the reason. */
+ * one line it prints on failure is the reason. Any answer of the index itself counts as
+ * reached; so does a TLS handshake that got as far as the certificate. */
 static const char probe_py[] =
-    "import sys, urllib.request as u\n"
+    "import ssl, sys, urllib.error as ue, urllib.request as u\n"
     "try:\n"
     "    u.urlopen(sys.argv[1], timeout=10).read(1)\n"
+    "except ue.HTTPError as x:\n"
+    "    if x.code in (403, 502, 503, 504):\n" /* the proxy's refusals and failures */
+    "        print(x.code, x.reason)\n"
+    "        sys.exit(3)\n"
     "except Exception as x:\n"
     "    r = getattr(x, 'reason', None) or x\n"
-    "    print(getattr(x, 'code', None) and '%s %s' % (x.code, x.reason) or r)\n"
+    "    if isinstance(r, ssl.SSLError):\n" /* reached: pip judges the certificate itself */
+    "        sys.exit(0)\n"
+    "    print(r)\n"
     "    sys.exit(3)\n";
 
 static bool env_has(char *const *env, const char *key)

@@ -767,6 +767,65 @@ static void test_higher_allow_overrides_mode(struct t *t)
         CHECK(more(t, "--net", "none") == 0 && !t->c.allow_hosts); /* flag beats env hosts */
 }
 
+static bool strv_is(char **v, const char *const *want, size_t n)
+{
+        if (strv_len(v) != n)
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (strcmp(v[i], want[i]) != 0)
+                        return false;
+        return true;
+}
+
+/* [packages]: the index URL, the provisioning window's allow entries, pip's settings. */
+static void test_packages(struct t *t)
+{
+        _cleanup_free_ char *entry = NULL;
+        CHECK(package_index_check("https://pypi.org/simple", &entry) == NULL &&
+              strcmp(entry, "pypi.org") == 0);
+        free(TAKE_PTR(entry));
+        CHECK(package_index_check("http://127.0.0.1:3141/root/pypi/+simple/", &entry) == NULL &&
+              strcmp(entry, "127.0.0.1:3141") == 0);
+        free(TAKE_PTR(entry));
+        CHECK(package_index_check("http://[::1]:8000/simple", &entry) == NULL &&
+              strcmp(entry, "[::1]:8000") == 0);
+        CHECK(package_index_check("ftp://x/simple", NULL) != NULL);
+        CHECK(package_index_check("https:///simple", NULL) != NULL);
+        CHECK(package_index_check("https://u:p@x.org/simple", NULL) != NULL);
+        CHECK(package_index_check("https://x.org/a b", NULL) != NULL);
+        CHECK(package_index_check("https://x.org:99999/", NULL) != NULL);
+
+        reset(t);
+        _cleanup_strv_ char **w = NULL;
+        static const char *const pypi[] = {"pypi.org", "files.pythonhosted.org"};
+        CHECK(package_window(&t->c, &w) == 0 && strv_is(w, pypi, 2));
+        strv_freep(&w);
+        CHECK(ini(t, "[packages]\nindex_url = http://127.0.0.1:3141/simple\n"
+                     "hosts = files.example.com, 10.0.0.5:8080\n") == 0);
+        static const char *const mirror[] = {"127.0.0.1:3141", "files.example.com",
+                                             "10.0.0.5:8080"};
+        CHECK(package_window(&t->c, &w) == 0 && strv_is(w, mirror, 3));
+        _cleanup_strv_ char **pip = NULL;
+        CHECK(package_pip_env(&t->c, &pip) == 0);
+        bool url = false, trusted = false, proxy = false;
+        for (size_t i = 0; pip && pip[i]; i++) {
+                url |= strcmp(pip[i], "PIP_INDEX_URL=http://127.0.0.1:3141/simple") == 0;
+                trusted |= strcmp(pip[i], "PIP_TRUSTED_HOST=127.0.0.1:3141") == 0;
+                proxy |= strncmp(pip[i], "PIP_PROXY=", 10) == 0;
+        }
+        CHECK(url && trusted && !proxy); /* no proxy mode: no PIP_PROXY */
+        strv_freep(&pip);
+        CHECK(more(t, "--net", "proxy") == 0 && package_pip_env(&t->c, &pip) == 0);
+        proxy = false;
+        for (size_t i = 0; pip && pip[i]; i++)
+                proxy |= strcmp(pip[i], "PIP_PROXY=http://127.0.0.1:3128") == 0;
+        CHECK(proxy); /* a loopback index in proxy mode: pip goes through the proxy */
+        /* an empty value is PyPI again; a bad one is a usage error */
+        CHECK(ini(t, "[packages]\nindex_url =\n") == 0 && !t->c.package_index);
+        CHECK(usage_err(t, ini(t, "[packages]\nindex_url = pypi.org\n")));
+        CHECK(usage_err(t, ini(t, "[packages]\nhosts = a b\n")));
+}
+
 static char *existing(const char *dir, const char *name)
 {
         char cand[PATH_MAX + 64], real[PATH_MAX];
@@ -902,6 +961,7 @@ int main(void)
         test_env(&t);
         test_layers(&t);
         test_higher_allow_overrides_mode(&t);
+        test_packages(&t);
         test_example(&t);
 
         config_free(&t.c);
