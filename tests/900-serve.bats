@@ -219,6 +219,13 @@ execd() {
                 \"host\":{\"path\":\"$BATS_TEST_TMPDIR/outside\"},\"mountPath\":\"/mnt/v\"}]}"
         error_is 400 SANDBOX::INVALID_PARAMETER
         [[ $body == *volume_roots* ]] || fail "$body"
+        # an image the store does not have, with pulling off: 400 naming it
+        printf '[images]\npull = never\n' >"$BATS_TEST_TMPDIR/serve.ini"
+        stop_serve
+        start_serve
+        api POST /v1/sandboxes '{"image":{"uri":"nope:1"},"timeout":60}'
+        error_is 400 SBX::IMAGE_UNAVAILABLE
+        [[ $body == *"nope:1"* ]] || fail "$body"
         sbx_ok list --quiet
         [ -z "$output" ] || fail "a refused create left sessions: $output"
 }

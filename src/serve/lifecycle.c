@@ -101,6 +101,18 @@ static int keep_meta(const char *id, const struct create_plan *plan)
         return r;
 }
 
+/* Give an error answer another status and code, keeping its message. */
+static int retag(struct serve_response *rs, unsigned status, const char *code)
+{
+        json_object *o = rs->body.data ? json_tokener_parse(rs->body.data) : NULL;
+        json_object *m = NULL;
+        char msg[1024] = "";
+        if (o && json_object_object_get_ex(o, "message", &m))
+                snprintf(msg, sizeof(msg), "%s", json_object_get_string(m));
+        json_object_put(o);
+        return serve_reply_error(rs, status, code, "%s", msg);
+}
+
 static int create(struct serve_request *rq, struct serve_response *rs)
 {
         json_object *req = body_json(rq);
@@ -125,7 +137,13 @@ static int create(struct serve_request *rq, struct serve_response *rs)
         const char *id = made && json_object_object_get_ex(made, "id", &idv)
                              ? json_object_get_string(idv)
                              : NULL;
-        if (r >= 0 && code != 0) {
+        if (r >= 0 && code == EXIT_FAILED && plan.image_uri) {
+                /* a missing image (or one its registry would not give) is the request's
+                 * fault: 400, not the 404 of a missing sandbox */
+                r = serve_reply_sbx_error(rs, code, &out, &err);
+                if (r >= 0 && (rs->status == 404 || rs->status == 400))
+                        r = retag(rs, 400, "SBX::IMAGE_UNAVAILABLE");
+        } else if (r >= 0 && code != 0) {
                 r = serve_reply_sbx_error(rs, code, &out, &err);
         } else if (r >= 0 && !id) {
                 r = -EBADMSG;
