@@ -73,15 +73,15 @@ async function createSession(client, args = {}) {
 }
 
 const scenarios = {
-  // tools/list: the eleven tools, with the schemas of `sbx tools --json`
+  // tools/list: the fourteen tools, with the schemas of `sbx tools --json`
   async tools() {
     const { client } = await connect();
     check(client.getServerVersion()?.name === "sbx", "serverInfo names sbx", client.getServerVersion());
     check(client.getServerCapabilities()?.tools !== undefined, "the tools capability is announced");
     const { tools } = await client.listTools();
-    const want = ["create", "connect", "exec", "ls", "read", "write", "edit", "glob", "grep", "destroy", "stats"];
+    const want = ["create", "connect", "exec", "ls", "read", "write", "edit", "glob", "grep", "destroy", "stats", "ps", "logs", "kill"];
     check(JSON.stringify(tools.map((t) => t.name).sort()) === JSON.stringify([...want].sort()),
-      "tools/list has exactly the eleven tools", tools.map((t) => t.name));
+      "tools/list has exactly the fourteen tools", tools.map((t) => t.name));
     const cli = JSON.parse(execFileSync(sbx, ["tools", "--json"], { encoding: "utf8" }));
     for (const t of tools) {
       const c = cli.find((x) => x.name === t.name);
