@@ -73,16 +73,16 @@ async function createSession(client, args = {}) {
 }
 
 const scenarios = {
-  // tools/list: the fifteen tools, with the schemas of `sbx tools --json`
+  // tools/list: the eighteen tools, with the schemas of `sbx tools --json`
   async tools() {
     const { client } = await connect();
     check(client.getServerVersion()?.name === "sbx", "serverInfo names sbx", client.getServerVersion());
     check(client.getServerCapabilities()?.tools !== undefined, "the tools capability is announced");
     const { tools } = await client.listTools();
     const want = ["create", "connect", "exec", "ls", "read", "write", "edit", "glob", "grep", "destroy", "stats",
-      "pause", "resume", "diff", "commit"];
+      "ps", "logs", "kill", "pause", "resume", "diff", "commit"];
     check(JSON.stringify(tools.map((t) => t.name).sort()) === JSON.stringify([...want].sort()),
-      "tools/list has exactly the fifteen tools", tools.map((t) => t.name));
+      "tools/list has exactly the eighteen tools", tools.map((t) => t.name));
     const cli = JSON.parse(execFileSync(sbx, ["tools", "--json"], { encoding: "utf8" }));
     for (const t of tools) {
       const c = cli.find((x) => x.name === t.name);
