@@ -350,22 +350,28 @@ keepers() {
 }
 
 @test "mcp: exec with detach, then ps and logs" {
-        local in=$BATS_TEST_TMPDIR/mcp.in
-        printf '%s\n' \
-                '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bats","version":"1"}}}' \
+        # MCP serves calls concurrently, so the reads go on a second connection, after the
+        # command has ended (sessions made through MCP outlive their connection)
+        local in=$BATS_TEST_TMPDIR/mcp.in init
+        init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bats","version":"1"}}}'
+        printf '%s\n' "$init" \
                 '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"name":"dt"}}}' \
                 '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"exec","arguments":{"session":"dt","command":["sh","-c","echo hello"],"detach":true}}}' \
-                '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"exec","arguments":{"session":"dt","command":["sleep","1"]}}}' \
-                '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"logs","arguments":{"session":"dt","command_id":"c1"}}}' \
-                '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ps","arguments":{"session":"dt"}}}' \
-                '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"kill","arguments":{"session":"dt","command_id":"c1"}}}' \
-                '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"logs","arguments":{"session":"dt","command_id":"../c1"}}}' \
                 >"$in"
         _expect 0 "$SBX" mcp <"$in"
         local a
         a() { jq -c --argjson id "$1" 'select(.id == $id)' <<<"$output"; }
         a 3 | jq -e '.result.isError == false and .result.structuredContent.id == "c1"' >/dev/null ||
                 fail "exec detach: $(a 3)"
+        sbx_ok wait dt c1
+        printf '%s\n' "$init" \
+                '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"logs","arguments":{"session":"dt","command_id":"c1"}}}' \
+                '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"ps","arguments":{"session":"dt"}}}' \
+                '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"kill","arguments":{"session":"dt","command_id":"c1"}}}' \
+                '{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"logs","arguments":{"session":"dt","command_id":"../c1"}}}' \
+                '{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"destroy","arguments":{"session":"dt"}}}' \
+                >"$in"
+        _expect 0 "$SBX" mcp <"$in"
         a 5 | jq -e '.result.structuredContent.data == "hello\n" and
                 .result.structuredContent.ended == true and
                 (.result.content[0].text | test("hello"))' >/dev/null || fail "logs: $(a 5)"
