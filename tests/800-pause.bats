@@ -112,8 +112,12 @@ start_counter() {
         sbx_expect 1 pause --json "$sid"
         [ "$(json .error.code)" = paused ]
         frozen
+        sbx_ok list --json
+        [ "$(jq -r --arg id "$sid" '.[] | select(.id == $id) | .paused' <<<"$output")" = true ] || fail "list: $output"
         sbx_ok resume --json "$sid"
         [ "$(json .paused)" = false ]
+        sbx_ok list --json
+        [ "$(jq -r --arg id "$sid" '.[] | select(.id == $id) | .paused' <<<"$output")" = false ] || fail "list: $output"
         sbx_expect 2 pause
         sbx_expect 2 resume
         sbx_expect 2 pause "$sid" extra

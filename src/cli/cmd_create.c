@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../launch/cgroup.h"
 #include "../launch/launch.h"
 #include "../launch/limits.h"
 #include "shared/util.h"
@@ -33,6 +34,8 @@ void session_json(struct buf *b, const struct session_state *st, bool with_creat
                 struct limits_report lr;
                 limits_from_state(st, &lr);
                 limits_json(b, &lr);
+                /* list: frozen by sbx pause (front-ends such as serve report it) */
+                buf_printf(b, ",\"paused\":%s", cgroup_state_frozen(st) == 1 ? "true" : "false");
         }
         buf_puts(b, "}");
 }

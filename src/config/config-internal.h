@@ -97,6 +97,29 @@ void strv_clear(char ***v);
 void strv_drop_prefix(char **v, const char *prefix);
 bool config_seen(const struct sbx_config *c, const struct layer *l, enum config_key_id id);
 
+/* keys.c: comma-separated items, blanks trimmed, empty ones skipped; from a flag the one value
+ * is one item unless split_flag. Returns the number of items added or -errno. */
+typedef int (*item_adder)(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                          const char *item);
+int for_each_item(struct sbx_config *c, struct layer *l, const struct config_key *k, const char *v,
+                  bool split_flag, item_adder add);
+
+/* keys_sections.c: the setters of [images], [serve] and [packages] (the table is in keys.c) */
+int set_image_pull(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                   const char *v);
+int set_insecure_registries(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                            const char *v);
+int set_serve_network(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                      const char *v);
+int set_serve_host_images(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                          const char *v);
+int set_serve_volume_roots(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                           const char *v);
+int set_package_index(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                      const char *v);
+int set_package_hosts(struct sbx_config *c, struct layer *l, const struct config_key *k,
+                      const char *v);
+
 /* config.c: error messages that name the layer ("--memory", "SBX_MEMORY", "[limits] memory in
  * FILE line N"). Both return -EINVAL (or -ENOMEM) after filling l->e. */
 int layer_invalid(struct layer *l, const struct config_key *k, const char *value, const char *fmt,

@@ -275,13 +275,10 @@ static int set_uid_range(struct sbx_config *c, struct layer *l, const struct con
 
 /* --- lists --- */
 
-typedef int (*item_adder)(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                          const char *item);
-
 /* Comma-separated items, blanks around them trimmed, empty ones skipped; from a flag, the one
  * value is one item unless split_flag. Returns the number of items added or -errno. */
-static int for_each_item(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                         const char *v, bool split_flag, item_adder add)
+int for_each_item(struct sbx_config *c, struct layer *l, const struct config_key *k, const char *v,
+                  bool split_flag, item_adder add)
 {
         if (l->origin == SBX_ORIGIN_FLAG && !split_flag) {
                 int r = add(c, l, k, v);
@@ -359,120 +356,6 @@ static int set_allow(struct sbx_config *c, struct layer *l, const struct config_
         c->net = SBX_NET_PROXY;
         c->net_origin = l->origin;
         return 0;
-}
-
-static int set_image_pull(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                          const char *v)
-{
-        if (strcmp(v, "missing") != 0 && strcmp(v, "never") != 0)
-                return layer_invalid(l, k, v, "expected %s", k->expected);
-        c->image_pull_never = strcmp(v, "never") == 0;
-        return 0;
-}
-
-/* A registry as image pull names it: HOST[:PORT], the host in lowercase letters, digits, '.'
- * and '-' (an IPv6 literal is not taken). */
-static int add_registry(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                        const char *item)
-{
-        size_t n = strspn(item, "abcdefghijklmnopqrstuvwxyz0123456789.-");
-        if (n == 0 || n > 253 || (item[n] && (item[n] != ':' || !item[n + 1] ||
-                                              strspn(item + n + 1, "0123456789") !=
-                                                  strlen(item + n + 1) ||
-                                              strlen(item + n + 1) > 5)))
-                return layer_invalid(l, k, item, "expected %s", k->expected);
-        char *s = strdup(item);
-        return s && strv_push(&c->insecure_registries, s) >= 0 ? 0 : (free(s), layer_oom(l));
-}
-
-static int set_insecure_registries(struct sbx_config *c, struct layer *l,
-                                   const struct config_key *k, const char *v)
-{
-        if (!config_seen(c, l, k->id))
-                strv_clear(&c->insecure_registries);
-        return for_each_item(c, l, k, v, true, add_registry);
-}
-
-/* [serve] network: what a sandbox made through sbx serve without a networkPolicy gets. */
-static int set_serve_network(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                             const char *v)
-{
-        if (strcmp(v, "none") != 0 && strcmp(v, "host") != 0)
-                return layer_invalid(l, k, v, "expected %s", k->expected);
-        c->serve_network_host = strcmp(v, "host") == 0;
-        return 0;
-}
-
-static int add_host_image(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                          const char *item)
-{
-        if (strpbrk(item, " \t\"") || strlen(item) > 255)
-                return layer_invalid(l, k, item, "expected %s", k->expected);
-        char *s = strdup(item);
-        return s && strv_push(&c->serve_host_images, s) >= 0 ? 0 : (free(s), layer_oom(l));
-}
-
-static int set_serve_host_images(struct sbx_config *c, struct layer *l,
-                                 const struct config_key *k, const char *v)
-{
-        if (!config_seen(c, l, k->id))
-                strv_clear(&c->serve_host_images);
-        return for_each_item(c, l, k, v, true, add_host_image);
-}
-
-static int add_volume_root(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                           const char *item)
-{
-        if (item[0] != '/' || strstr(item, "/..") || strstr(item, "../"))
-                return layer_invalid(l, k, item, "expected %s", k->expected);
-        char *s = strdup(item);
-        return s && strv_push(&c->serve_volume_roots, s) >= 0 ? 0 : (free(s), layer_oom(l));
-}
-
-static int set_serve_volume_roots(struct sbx_config *c, struct layer *l,
-                                  const struct config_key *k, const char *v)
-{
-        if (!config_seen(c, l, k->id))
-                strv_clear(&c->serve_volume_roots);
-        return for_each_item(c, l, k, v, true, add_volume_root);
-}
-
-static int set_package_index(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                             const char *v)
-{
-        if (!v[0]) { /* empty: PyPI */
-                free(c->package_index);
-                c->package_index = NULL;
-                return 0;
-        }
-        const char *why = package_index_check(v, NULL);
-        if (why)
-                return layer_invalid(l, k, v, "%s", why);
-        char *s = strdup(v);
-        if (!s)
-                return layer_oom(l);
-        free(c->package_index);
-        c->package_index = s;
-        return 0;
-}
-
-static int add_package_host(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                            const char *item)
-{
-        char *norm = NULL;
-        const char *why = allow_entry_check(item, &norm);
-        if (why)
-                return layer_invalid(l, k, item, "%s", why);
-        return strv_push(&c->package_hosts, norm) >= 0 ? 0 : layer_oom(l);
-}
-
-static int set_package_hosts(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                             const char *v)
-{
-        if (!config_seen(c, l, k->id))
-                strv_clear(&c->package_hosts);
-        int r = for_each_item(c, l, k, v, true, add_package_host);
-        return r < 0 ? r : 0;
 }
 
 #define MOUNT_SKIPPED "volume host path "

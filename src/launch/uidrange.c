@@ -193,11 +193,13 @@ static int mark_file(struct uid_busy *b, const char *path, bool subid, struct sb
 }
 
 /*
- * The ids of every live process. Only the first part of each status file is read: the Uid:
- * and Gid: lines come before the first kilobyte ends (Name is escaped to at most 64 bytes).
- * A process that ends meanwhile is skipped.
+ * The ids of every live process. full: all of them (real, effective, saved, fs), from the
+ * first part of each status file: the Uid: and Gid: lines come before the first kilobyte ends
+ * (Name is escaped to at most 64 bytes). Else only the effective ones, from the owner of each
+ * /proc/PID (a stat, about ten times cheaper than generating status). A process that ends
+ * meanwhile is skipped.
  */
-static int mark_procs(struct uid_busy *b, struct sbx_error *e)
+static int mark_procs(struct uid_busy *b, bool full, struct sbx_error *e)
 {
         _cleanup_closedir_ DIR *d = opendir("/proc");
         if (!d)
@@ -206,6 +208,14 @@ static int mark_procs(struct uid_busy *b, struct sbx_error *e)
         while ((de = readdir(d))) {
                 if (!isdigit((unsigned char)de->d_name[0]))
                         continue;
+                if (!full) {
+                        struct stat st;
+                        if (fstatat(dirfd(d), de->d_name, &st, 0) == 0) {
+                                uid_busy_mark(b, st.st_uid, 1);
+                                uid_busy_mark(b, st.st_gid, 1);
+                        }
+                        continue;
+                }
                 char path[300], text[1024];
                 snprintf(path, sizeof(path), "%s/status", de->d_name);
                 _cleanup_close_ int fd = openat(dirfd(d), path, O_RDONLY | O_CLOEXEC);
@@ -218,9 +228,12 @@ static int mark_procs(struct uid_busy *b, struct sbx_error *e)
         return 0;
 }
 
-static int open_lock_dir(struct sbx_error *e)
+/* *ret_made: the directory did not exist (a boot, or somebody removed it: the files of live
+ * sessions may be gone with it). */
+static int open_lock_dir(bool *ret_made, struct sbx_error *e)
 {
-        if (mkdir(UIDRANGE_LOCK_DIR, 0700) < 0 && errno != EEXIST)
+        *ret_made = mkdir(UIDRANGE_LOCK_DIR, 0700) == 0;
+        if (!*ret_made && errno != EEXIST)
                 return sbx_unsupported(e, errno, "failed to create '%s'", UIDRANGE_LOCK_DIR);
         _cleanup_close_ int fd =
             open(UIDRANGE_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -236,15 +249,19 @@ static int open_lock_dir(struct sbx_error *e)
 /*
  * The lock of one slot: an fd holding flock on dirfd/<first id in hex>, or -EWOULDBLOCK when a
  * live holder has it. A holder removes the file before it lets go, so a lock taken on a file
- * that is no longer the one at the path is taken again on the new one.
+ * that is no longer the one at the path is taken again on the new one. *ret_stale: the file
+ * was there already, unlocked: its holder died without letting go (see pick_slot).
  */
-static int lock_slot(int dirfd, uint32_t first)
+static int lock_slot(int dirfd, uint32_t first, bool *ret_stale)
 {
         char name[16];
         snprintf(name, sizeof(name), "%08x", first);
         for (int tries = 0; tries < 8; tries++) {
                 _cleanup_close_ int fd =
-                    openat(dirfd, name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                    openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                *ret_stale = fd < 0 && errno == EEXIST;
+                if (*ret_stale)
+                        fd = openat(dirfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0)
                         return negerrno();
                 if (flock(fd, LOCK_EX | LOCK_NB) < 0)
@@ -276,7 +293,12 @@ static void unlock_slot(uint32_t first, int *fd)
  * From a random slot on, the first that no file lists and that we can lock; then the live
  * processes are looked at once (after the first lock, so that a session which ended just
  * before, and whose processes are still going, is seen), and a slot one of them uses is given
- * back for the next.
+ * back for the next. A holder lets go (removes its file) only once every process with one of
+ * its ids is gone (session_kill), so for sbx's own sessions the lock suffices; the scan is
+ * for processes of other tools (another runtime's user namespace on ids of the pool). Every
+ * id of every process is read only when the lock cannot be trusted (its file was left by a
+ * holder that died, or the lock directory is new); otherwise the effective ids, by a stat of
+ * each /proc/PID: reading every status file cost more than the rest of a create's choice.
  */
 static int pick_slot(struct uid_slot *s, struct sbx_error *e)
 {
@@ -292,20 +314,22 @@ static int pick_slot(struct uid_slot *s, struct sbx_error *e)
                 r = mark_file(&busy, "/etc/group", false, e);
         if (r < 0)
                 return r;
-        _cleanup_close_ int dirfd = open_lock_dir(e);
+        bool dir_made;
+        _cleanup_close_ int dirfd = open_lock_dir(&dir_made, e);
         if (dirfd < 0)
                 return dirfd;
         uint32_t at;
         if (getrandom(&at, sizeof(at), 0) != (ssize_t)sizeof(at))
                 return sbx_internal(e, errno, "failed to read the kernel's random source");
-        bool scanned = false;
+        int scanned = 0; /* 1: effective ids, 2: all ids */
         int held = 0;
         for (uint32_t k = 0; k < UIDRANGE_SLOTS && held < MAX_HELD_TRIES; k++) {
                 uint32_t i = (at + k) % UIDRANGE_SLOTS;
                 if (uid_busy_test(&busy, i))
                         continue;
                 uint32_t first = UIDRANGE_POOL_START + i * UIDRANGE_SLOT_SIZE;
-                int fd = lock_slot(dirfd, first);
+                bool stale;
+                int fd = lock_slot(dirfd, first, &stale);
                 if (fd == -EWOULDBLOCK) {
                         held++;
                         continue;
@@ -313,11 +337,12 @@ static int pick_slot(struct uid_slot *s, struct sbx_error *e)
                 if (fd < 0)
                         return sbx_unsupported(e, -fd, "failed to lock a uid range in '%s'",
                                                UIDRANGE_LOCK_DIR);
-                if (!scanned && (r = mark_procs(&busy, e)) < 0) {
+                int need = stale || dir_made ? 2 : 1;
+                if (scanned < need && (r = mark_procs(&busy, need == 2, e)) < 0) {
                         unlock_slot(first, &fd);
                         return r;
                 }
-                scanned = true;
+                scanned = scanned > need ? scanned : need;
                 if (uid_busy_test(&busy, i)) {
                         unlock_slot(first, &fd);
                         continue;
