@@ -121,3 +121,15 @@ struct exec_spec {
 
 /* The exec checklist; runs in the final child and never returns (exit 125/126/127 on error). */
 _noreturn_ void exec_child_run(const struct exec_spec *s);
+
+/*
+ * The lock-down every process that runs for the payload from outside the init ends with (the
+ * command of a joined exec, the file commands' helper): the sandbox's uid 0, the workdir
+ * (checked to be inside the root; workdir_exit_code when it cannot be entered), every
+ * capability dropped, no_new_privs, non-dumpable, and the seccomp filter last.
+ */
+int exec_child_lock_down(const char *workdir, enum sbx_seccomp_profile seccomp,
+                         int workdir_exit_code, struct sbx_error *e);
+
+/* C's failed step: e to errfd in its wire form (sbx_error_pack), then _exit with its code. */
+_noreturn_ void exec_child_fail(int errfd, const struct sbx_error *e);
