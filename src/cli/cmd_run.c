@@ -107,7 +107,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         bool early = r == 0 && chan >= 0 && !provision && c->net != SBX_NET_PROXY &&
                      !c->audit_dir && !rq->tty;
         if (early) {
-                r = cgroup_run_server_prepare(&st, false, &cx, &served, e);
+                r = cgroup_server_prepare(&st, &cx, &served, e);
                 if (r == 0 && served) {
                         r = exec_handoff_send(TAKE_FD(chan), &st, rq, &ahead, e);
                         served = r == 0;
@@ -134,7 +134,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         if (r == 0 && provision)
                 r = provision_session(c, run_target_exec, &t, NULL, e);
         if (r == 0 && chan >= 0 && !early)
-                r = cgroup_run_server_prepare(&st, provision, &cx, &served, e);
+                r = cgroup_server_prepare(&st, &cx, &served, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
                 r = ahead    ? exec_handoff_finish(TAKE_PTR(ahead), ready_ms, &st, &cx, rq, res, e)

@@ -175,10 +175,28 @@ static int exec_child_leave_helper(const char *workdir, struct sbx_error *e)
         return r;
 }
 
+/*
+ * First of all, into the command's v1 cgroups (a child of the init's server: the init is in
+ * neither, init.c): before anything else is allocated here or forked. The thread moves itself
+ * ("0" into "tasks"), which skips the RCU grace period a move by pid waits for, and a move is
+ * not refused by pids.max, so a command starts even when the session's pids are all taken;
+ * what it forks is limited. A failed move is fatal: never a command outside its limits.
+ */
+static int step_cgroups(const struct exec_spec *s, struct sbx_error *e)
+{
+        for (int i = 0; s->enter_cgroups && i < EXEC_CGROUP_FDS; i++)
+                if (s->enter_cgroups[i] >= 0 && write_all(s->enter_cgroups[i], "0", 1) < 0)
+                        return sbx_internal(e, errno,
+                                            "failed to move the command into the session's cgroup");
+        return 0;
+}
+
 _noreturn_ void exec_child_run(const struct exec_spec *s)
 {
         struct sbx_error e = {0};
-        int r = step_stdio(s, &e);
+        int r = step_cgroups(s, &e);
+        if (r == 0)
+                r = step_stdio(s, &e);
         if (r == 0)
                 r = step_session(s, &e);
         if (r == 0)
