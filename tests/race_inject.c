@@ -103,8 +103,8 @@ int connect(int fd, const struct sockaddr *sa, socklen_t len)
 {
         static int (*real)(int, const struct sockaddr *, socklen_t);
         if (!real)
-                real = (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT,
-                                                                              "connect");
+                real =
+                    (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
         const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
         if (env_int("SBXT_NO_EXEC_SERVER") > 0 && sa && sa->sa_family == AF_UNIX &&
             len > offsetof(struct sockaddr_un, sun_path)) {

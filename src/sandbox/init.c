@@ -173,6 +173,6 @@ _noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *f
          * the command could stop it, and every exec after would wait), and not where a memory
          * limit sends every exec the client's way (cgroup v2: exec_server.c). */
         const int cmd_cgroups[EXEC_CGROUP_FDS] = {up[1] >= 0 ? 4 : -1, up[2] >= 0 ? 5 : -1};
-        exec_server_run(up[0] >= 0 ? 3 : -1,
-                        getuid() != 0 && (c->memory_bytes == 0 || up[1] >= 0), cmd_cgroups);
+        bool spares = getuid() != 0 && (c->memory_bytes == 0 || up[1] >= 0);
+        exec_server_run(up[0] >= 0 ? 3 : -1, spares, cmd_cgroups);
 }

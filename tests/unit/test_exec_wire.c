@@ -37,8 +37,13 @@ static size_t valid_message(uint32_t flags, char *out, size_t cap, int *nfds)
             pipe2(p, O_CLOEXEC) < 0 || pipe2(q, O_CLOEXEC) < 0 || pipe2(in, O_CLOEXEC) < 0)
                 return 0;
         char *argv[] = {"sh", "-c", "echo hi", NULL}, *envp[] = {"A=1", "PATH=/bin", NULL};
-        struct exec_wire w = {.flags = flags, .nofile = 1024, .fsize = 4096, .workdir = "/w",
-                              .argv = argv, .envp = envp, .fds = {-1, -1, -1, -1, -1}};
+        struct exec_wire w = {.flags = flags,
+                              .nofile = 1024,
+                              .fsize = 4096,
+                              .workdir = "/w",
+                              .argv = argv,
+                              .envp = envp,
+                              .fds = {-1, -1, -1, -1, -1}};
         if (!(flags & EXEC_WIRE_TTY)) {
                 w.fds[WIRE_OUT_W] = p[1], w.fds[WIRE_OUT_R] = p[0];
                 if (flags & EXEC_WIRE_STDERR)
@@ -50,7 +55,9 @@ static size_t valid_message(uint32_t flags, char *out, size_t cap, int *nfds)
         if (exec_wire_send(sp[0], &w) == 0) {
                 char cbuf[CMSG_SPACE(sizeof(int) * 8)];
                 struct iovec iov = {.iov_base = out, .iov_len = cap};
-                struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+                struct msghdr mh = {.msg_iov = &iov,
+                                    .msg_iovlen = 1,
+                                    .msg_control = cbuf,
                                     .msg_controllen = sizeof(cbuf)};
                 n = recvmsg(sp[1], &mh, MSG_CMSG_CLOEXEC);
                 *nfds = 0;
@@ -88,7 +95,8 @@ static bool sound(const char *buf, size_t len, const struct exec_wire *w, size_t
         for (int i = 0; i < WIRE_NFDS; i++)
                 seen += w->fds[i] >= 0;
         bool tty = w->flags & EXEC_WIRE_TTY;
-        return seen == nfds && (tty ? seen == 0 : w->fds[WIRE_OUT_W] >= 0 && w->fds[WIRE_OUT_R] >= 0);
+        return seen == nfds &&
+               (tty ? seen == 0 : w->fds[WIRE_OUT_W] >= 0 && w->fds[WIRE_OUT_R] >= 0);
 }
 
 static void free_wire(struct exec_wire *w)
