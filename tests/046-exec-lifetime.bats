@@ -3,8 +3,8 @@
 # main process exits, whatever that process left in the background; what the background
 # writes later is discarded and never turns into SIGPIPE; and a `sbx exec` killed with
 # SIGKILL at any moment takes its command with it. Every check runs on both exec paths: the
-# client joining the session (a session with a memory limit, the default) and the init's
-# exec server (--memory unlimited), in text, --json, -T and -i modes.
+# client joining the session (forced here by tests/race_inject.c's SBXT_NO_EXEC_SERVER, as for
+# an init that serves no more) and the init's exec server, in text, --json, -T and -i modes.
 
 BATS_TEST_TIMEOUT=300
 load helpers
@@ -17,8 +17,14 @@ paths=(join server)
 # outside has the overflow uid, the server's has the init's helper uid).
 path_session() {
         case $1 in
-        join) new_session ;;
-        server) new_session --memory unlimited ;;
+        join)
+                export LD_PRELOAD=$SBX_RACE_INJECT SBXT_NO_EXEC_SERVER=1 ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0
+                new_session
+                ;;
+        server)
+                unset LD_PRELOAD SBXT_NO_EXEC_SERVER
+                new_session
+                ;;
         esac
         [ "$(id -u)" -eq 0 ] || return 0
         sbx_ok exec "$sid" sh -c 'awk "/^Uid:/ { print \$2 }" /proc/$PPID/status'

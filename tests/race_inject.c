@@ -13,6 +13,10 @@
  *       in the middle of making the session.
  *   SBXT_INJECT_LOG=FILE  append one line per injected race, so a test can show the races
  *       really happened.
+ *   SBXT_NO_EXEC_SERVER=1  a connect(2) to a session's exec socket (a path ending in "/exec")
+ *       is refused, as for a session whose init serves no more (it stops on lasting accept
+ *       errors) or one made by an sbx without the server: the client joins the session
+ *       itself (tests/046-exec-lifetime.bats runs every check on that path too).
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -21,10 +25,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -90,4 +97,23 @@ int flock(int fd, int op)
                 note("delayed", "flock");
         }
         return real(fd, op);
+}
+
+int connect(int fd, const struct sockaddr *sa, socklen_t len)
+{
+        static int (*real)(int, const struct sockaddr *, socklen_t);
+        if (!real)
+                real =
+                    (int (*)(int, const struct sockaddr *, socklen_t))dlsym(RTLD_NEXT, "connect");
+        const struct sockaddr_un *un = (const struct sockaddr_un *)sa;
+        if (env_int("SBXT_NO_EXEC_SERVER") > 0 && sa && sa->sa_family == AF_UNIX &&
+            len > offsetof(struct sockaddr_un, sun_path)) {
+                size_t n = strnlen(un->sun_path, len - offsetof(struct sockaddr_un, sun_path));
+                if (n >= 5 && memcmp(un->sun_path + n - 5, "/exec", 5) == 0) {
+                        note("exec server refused", un->sun_path);
+                        errno = ECONNREFUSED;
+                        return -1;
+                }
+        }
+        return real(fd, sa, len);
 }

@@ -112,7 +112,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         bool early = r == 0 && chan >= 0 && !provision && c->net != SBX_NET_PROXY &&
                      !c->audit_dir && !rq->tty;
         if (early) {
-                r = cgroup_run_server_prepare(&st, false, &cx, &served, e);
+                r = cgroup_server_prepare(&st, &cx, &served, e);
                 if (r == 0 && served) {
                         r = exec_handoff_send(TAKE_FD(chan), &st, rq, &ahead, e);
                         served = r == 0;
@@ -147,7 +147,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         if (window_open) /* the command itself gets the session's own network only */
                 provision_window_close(&p.proxy, c->net, c->allow_hosts, auditfd, st.id);
         if (r == 0 && chan >= 0 && !early)
-                r = cgroup_run_server_prepare(&st, provision, &cx, &served, e);
+                r = cgroup_server_prepare(&st, &cx, &served, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
                 r = ahead    ? exec_handoff_finish(TAKE_PTR(ahead), ready_ms, &st, &cx, rq, res, e)

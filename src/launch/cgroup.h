@@ -195,24 +195,23 @@ struct cgroup_exec {
  */
 int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e);
 /*
- * Whether an exec may go through the session init's server (sandbox/exec_server.c), whose B
- * and C are born in the init's cgroups: not when the session limits memory. An exec through
- * the server charges the fork of B to a cgroup that may be full (tmpfs pages, which belong to
- * no process, stay charged): the OOM killer then finds only the init and B to kill. Started
- * from outside, B is not charged there, and under v2 the command gets a leaf of its own
- * (memory.oom.group). Checked before connecting: a connection alone makes the init fork a B.
+ * Whether an exec may go through the session init's server (sandbox/exec_server.c): every
+ * session but one whose v2 cgroup limits memory. On v1 the init and its reapers are in
+ * neither the memory nor the pids cgroup (sandbox/init.c): each command moves itself into
+ * both, so no fork of sbx's own is ever charged to a memory cgroup the command filled, or
+ * refused by pids.max. Under v2 a memory limit gives each exec a leaf of its own
+ * (memory.oom.group), which a process under the session's filter cannot clone into: the
+ * client's path (launch/join.c). Checked before connecting: a connection alone makes the init
+ * fork a B.
  */
 bool cgroup_exec_server_ok(const struct session_state *st);
 /*
- * Whether `run` hands its one command to the init (*ok): as for an exec, and also under a v1
- * memory limit when nothing ran in the session before it (ran_before: --setup, --package). Its
- * memory cgroup then holds only the init, so the fork of the command cannot find it full, and
- * the command is the OOM killer's first choice as always. v2 memory limits keep the client's
- * path, for the exec leaf's memory.oom.group (and a v2 exec pays no move). With a v1 memory
- * limit, x gets its OOM count before the command, for `oom_killed`.
+ * The same for a command about to be handed to the init (exec, or `run`'s one command): *ok
+ * when the server may serve it, and, with a v1 memory limit, x gets the session's OOM count
+ * before the command, for `oom_killed` (cgroup_exec_finish).
  */
-int cgroup_run_server_prepare(const struct session_state *st, bool ran_before,
-                              struct cgroup_exec *x, bool *ok, struct sbx_error *e);
+int cgroup_server_prepare(const struct session_state *st, struct cgroup_exec *x, bool *ok,
+                          struct sbx_error *e);
 /* In C, first thing: move itself into the exec's cgroups. */
 int cgroup_exec_enter_command(struct cgroup_exec *x);
 /* In B, right after forking C: move itself into the session's cgroups; closes the fds. */

@@ -118,12 +118,13 @@ bool cgroup_exec_server_ok(const struct session_state *st)
 {
         struct cgroup_session cs = CGROUP_SESSION_INIT;
         cg_from_state(st, &cs);
-        /* A v1 memory cgroup exists only for a limit */
-        return !cs.v1[CG_MEMORY][0] && !v2_limits_memory(&cs);
+        /* v1: the init is outside the memory cgroup and each command moves itself in (the
+         * init's server serves); v2: a memory limit wants a leaf per exec (the client's) */
+        return !v2_limits_memory(&cs);
 }
 
-int cgroup_run_server_prepare(const struct session_state *st, bool ran_before,
-                              struct cgroup_exec *x, bool *ok, struct sbx_error *e)
+int cgroup_server_prepare(const struct session_state *st, struct cgroup_exec *x, bool *ok,
+                          struct sbx_error *e)
 {
         struct cgroup_session cs = CGROUP_SESSION_INIT;
         cg_from_state(st, &cs);
@@ -131,9 +132,10 @@ int cgroup_run_server_prepare(const struct session_state *st, bool ran_before,
         /* as for an exec: a recorded cgroup that fails the checks is never taken as none */
         if (st->cgroup_v1_memory && !cs.v1[CG_MEMORY][0])
                 return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
-        *ok = !v2_limits_memory(&cs) && (!cs.v1[CG_MEMORY][0] || !ran_before);
+        *ok = !v2_limits_memory(&cs);
         if (!*ok || !cs.v1[CG_MEMORY][0])
                 return 0;
+        /* oom_killed: the session's OOM kills before and after (cgroup_exec_finish) */
         int r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e);
         if (r == 0)
                 x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);

@@ -27,11 +27,18 @@
 
 struct confined_header {
         int32_t ret;
-        int32_t exit_code;
-        char code[32];
-        char message[1024];
+        struct sbx_wire_error err;
         uint64_t len;
 };
+
+/* A step before the operation failed: the header alone, with e. */
+_noreturn_ static void header_fail(int wfd, const struct sbx_error *e)
+{
+        struct confined_header h = {.ret = -1};
+        sbx_error_pack(e, &h.err);
+        (void)write_all(wfd, &h, sizeof(h));
+        _exit(1);
+}
 
 _noreturn_ static void child_main(const struct session_state *st, int wfd, confined_fn fn,
                                   void *arg)
@@ -47,22 +54,12 @@ _noreturn_ static void child_main(const struct session_state *st, int wfd, confi
                         _exit(1);
         int keep[] = {wfd};
         close_all_except(keep, 1);
-        int r = creds_become_sandbox_user(&e);
-        if (r == 0 && chdir(st->workdir) < 0)
-                r = sbx_fail(&e, EXIT_FAILED, "not_found", errno, "failed to enter workdir '%s'",
-                             st->workdir);
-        if (r == 0)
-                r = creds_lock_down(&e);
-        /* after the last credential change, which resets it (see exec_child.c) */
-        if (r == 0 && prctl(PR_SET_DUMPABLE, 0) < 0)
-                r = sbx_internal(&e, errno, "failed to make the helper non-dumpable");
-        if (r == 0)
-                r = seccomp_apply(st->seccomp, &e);
+        /* exactly the command's lock-down (exec_child.c) */
+        int r = exec_child_lock_down(st->workdir, st->seccomp, EXIT_FAILED, &e);
         if (r == 0)
                 r = fn(arg, &out, &e);
-        struct confined_header h = {.ret = r, .exit_code = e.exit_code, .len = out.len};
-        snprintf(h.code, sizeof(h.code), "%s", e.code ? e.code : "");
-        snprintf(h.message, sizeof(h.message), "%s", e.message);
+        struct confined_header h = {.ret = r, .len = out.len};
+        sbx_error_pack(&e, &h.err);
         if (write_all(wfd, &h, sizeof(h)) < 0 || write_all(wfd, out.data, out.len) < 0)
                 _exit(1);
         _exit(0);
@@ -80,9 +77,10 @@ static int read_result(int rfd, struct buf *out, struct sbx_error *e)
                 return sbx_internal(e, 0, "the file operation returned a truncated result");
         if (buf_append(out, all.data + sizeof(h), (size_t)h.len) < 0)
                 return -ENOMEM;
-        if (h.exit_code) {
-                h.code[sizeof(h.code) - 1] = h.message[sizeof(h.message) - 1] = '\0';
-                sbx_fail(e, h.exit_code, sbx_error_code_canonical(h.code), 0, "%s", h.message);
+        if (h.err.exit_code) {
+                struct sbx_error op;
+                sbx_error_unpack(&h.err, &op);
+                sbx_fail(e, op.exit_code, op.code, 0, "%s", op.message);
         }
         return h.ret;
 }
@@ -143,11 +141,8 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
                 proctitle_hide("sbx-files");
                 struct sbx_error je = {0};
                 if (session_ns_join_except_cgroup(s.ns, &je) < 0) {
-                        struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};
-                        snprintf(h.code, sizeof(h.code), "internal");
-                        snprintf(h.message, sizeof(h.message), "%s", je.message);
-                        (void)write_all(p[1], &h, sizeof(h));
-                        _exit(1);
+                        sbx_internal(&je, 0, "failed to enter the session");
+                        header_fail(p[1], &je);
                 }
                 /* setns(CLONE_NEWPID) applies to children: fork once more to be inside,
                  * born in the exec's v2 leaf when possible (no migration: fork_into_cgroup) */
@@ -157,12 +152,9 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
                         closep(&cx.leaf_procs);
                 if (inner == 0 &&
                     (session_ns_join_cgroup(s.ns) < 0 || cgroup_exec_enter_command(&cx) < 0)) {
-                        struct confined_header h = {.ret = -1, .exit_code = EXIT_SBX_FAILED};
-                        snprintf(h.code, sizeof(h.code), "internal");
-                        snprintf(h.message, sizeof(h.message),
-                                 "failed to move the file operation into the session's cgroup");
-                        (void)write_all(p[1], &h, sizeof(h));
-                        _exit(1);
+                        sbx_internal(&je, 0,
+                                     "failed to move the file operation into the session's cgroup");
+                        header_fail(p[1], &je);
                 }
                 if (inner == 0)
                         child_main(&s.st, p[1], fn, arg);

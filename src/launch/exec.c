@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Finding a live session and running a command in it: through its init's exec server, else
- * by joining it (join.c). */
+ * (a v2 memory limit, a request over one message, an init that cannot serve) by joining it
+ * (join.c). */
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -91,7 +92,11 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq, struc
         if (r == 0) {
                 int64_t start = audit_now_ms();
                 /* 1: the init's server cannot take this one; nothing was started */
-                r = s.server >= 0 ? exec_handoff(TAKE_FD(s.server), &s.st, NULL, rq, res, e) : 1;
+                struct cgroup_exec cx = CGROUP_EXEC_INIT;
+                bool ok = false;
+                r = s.server >= 0 ? cgroup_server_prepare(&s.st, &cx, &ok, e) : 1;
+                if (r == 0)
+                        r = ok ? exec_handoff(TAKE_FD(s.server), &s.st, &cx, rq, res, e) : 1;
                 if (r == 1 && (r = session_ref_join(&s, id_or_name, e)) == 0)
                         r = exec_join(s.ns, &s.st, rq, res, e);
                 audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);

@@ -144,13 +144,11 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                 if ((cr = session_ns_join_cgroup(ns)) < 0) {
                         sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
                                  "failed to join the session's cgroup namespace");
-                        (void)write_all(errp[1], &ce, sizeof(ce));
-                        _exit(EXIT_SBX_FAILED);
+                        exec_child_fail(errp[1], &ce);
                 }
                 if ((cr = cgroup_exec_enter_command(cx)) < 0) {
                         cgroup_failed(&ce, -cr);
-                        (void)write_all(errp[1], &ce, sizeof(ce));
-                        _exit(EXIT_SBX_FAILED);
+                        exec_child_fail(errp[1], &ce);
                 }
                 spec->errfd = errp[1];
                 exec_child_run(spec);

@@ -117,11 +117,7 @@ static void on_report(struct relay *r, struct sbx_error *e)
                 return;
         }
         if (rep.kind == REPORT_EXEC_ERROR) {
-                struct sbx_error *x = &r->res->exec_error;
-                rep.message[sizeof(rep.message) - 1] = '\0';
-                x->exit_code = rep.exit_code;
-                x->code = rep.exit_code == EXIT_SBX_FAILED ? "internal" : "not_found";
-                snprintf(x->message, sizeof(x->message), "%s", rep.message);
+                sbx_error_unpack(&rep.err, &r->res->exec_error);
         } else if (rep.kind == REPORT_EXIT) {
                 r->got_exit = true;
                 r->wait_status = rep.status;

@@ -44,16 +44,15 @@ static int step_session(const struct exec_spec *s, struct sbx_error *e)
         return 0;
 }
 
-static int step_workdir(const struct exec_spec *s, struct sbx_error *e)
+static int step_workdir(const char *workdir, int exit_code, struct sbx_error *e)
 {
-        if (chdir(s->workdir) < 0)
-                return sbx_fail(e, EXIT_SBX_FAILED, "not_found", errno,
-                                "failed to enter workdir '%s'", s->workdir);
+        if (chdir(workdir) < 0)
+                return sbx_fail(e, exit_code, "not_found", errno, "failed to enter workdir '%s'",
+                                workdir);
         /* CVE-2024-21626: the cwd must be inside the session's root */
         char cwd[4096];
         if (!getcwd(cwd, sizeof(cwd)) || cwd[0] != '/')
-                return sbx_internal(e, EXDEV, "workdir '%s' is outside the session root",
-                                    s->workdir);
+                return sbx_internal(e, EXDEV, "workdir '%s' is outside the session root", workdir);
         return 0;
 }
 
@@ -136,36 +135,79 @@ static int step_close_fds(const struct exec_spec *s, struct sbx_error *e)
         (void)e;
 }
 
+/*
+ * Until execve this process runs sbx code as the sandbox's own uid, and the uid change reset
+ * dumpability to fs.suid_dumpable: make it non-dumpable again, or a process of the session
+ * could open /proc/<us>/exe (the sbx binary) or /proc/<us>/mem in this window
+ * (CVE-2019-5736). execve makes the payload dumpable as usual.
+ */
+static int step_non_dumpable(struct sbx_error *e)
+{
+        return prctl(PR_SET_DUMPABLE, 0) < 0
+                   ? sbx_internal(e, errno, "failed to make the process non-dumpable")
+                   : 0;
+}
+
+int exec_child_lock_down(const char *workdir, enum sbx_seccomp_profile seccomp,
+                         int workdir_exit_code, struct sbx_error *e)
+{
+        int r = creds_become_sandbox_user(e);
+        if (r == 0)
+                r = step_workdir(workdir, workdir_exit_code, e);
+        if (r == 0)
+                r = creds_lock_down(e);
+        if (r == 0)
+                r = step_non_dumpable(e);
+        if (r == 0) /* last */
+                r = seccomp_apply(seccomp, e);
+        return r;
+}
+
+/* A child of the session init has its filter and no_new_privs already, and only leaves the
+ * init's helper uid and its two capabilities. */
+static int exec_child_leave_helper(const char *workdir, struct sbx_error *e)
+{
+        int r = creds_leave_helper_uid(e);
+        if (r == 0)
+                r = step_workdir(workdir, EXIT_SBX_FAILED, e);
+        if (r == 0)
+                r = step_non_dumpable(e);
+        return r;
+}
+
+/*
+ * First of all, into the command's v1 cgroups (a child of the init's server: the init is in
+ * neither, init.c): before anything else is allocated here or forked. The thread moves itself
+ * ("0" into "tasks"), which skips the RCU grace period a move by pid waits for, and a move is
+ * not refused by pids.max, so a command starts even when the session's pids are all taken;
+ * what it forks is limited. A failed move is fatal: never a command outside its limits.
+ */
+static int step_cgroups(const struct exec_spec *s, struct sbx_error *e)
+{
+        for (int i = 0; s->enter_cgroups && i < EXEC_CGROUP_FDS; i++)
+                if (s->enter_cgroups[i] >= 0 && write_all(s->enter_cgroups[i], "0", 1) < 0)
+                        return sbx_internal(e, errno,
+                                            "failed to move the command into the session's cgroup");
+        return 0;
+}
+
 _noreturn_ void exec_child_run(const struct exec_spec *s)
 {
         struct sbx_error e = {0};
-        int r = step_stdio(s, &e);
+        int r = step_cgroups(s, &e);
+        if (r == 0)
+                r = step_stdio(s, &e);
         if (r == 0)
                 r = step_session(s, &e);
         if (r == 0)
                 r = step_oom_first(s, &e);
-        /* A child of the session init has its filter and no_new_privs already, and only
-         * leaves the init's helper uid and its two capabilities. */
-        if (r == 0)
-                r = s->confined ? creds_leave_helper_uid(&e) : creds_become_sandbox_user(&e);
-        if (r == 0)
-                r = step_workdir(s, &e);
         if (r == 0)
                 r = step_rlimits(s, &e);
         if (r == 0)
                 r = step_close_fds(s, &e);
-        if (r == 0 && !s->confined)
-                r = creds_lock_down(&e);
-        /*
-         * Until execve this process runs sbx code as the sandbox's own uid, and the uid change
-         * above reset dumpability to fs.suid_dumpable: make it non-dumpable again, or a process
-         * of the session could open /proc/<us>/exe (the sbx binary) or /proc/<us>/mem in this
-         * window (CVE-2019-5736). execve makes the payload dumpable as usual.
-         */
-        if (r == 0 && prctl(PR_SET_DUMPABLE, 0) < 0)
-                r = sbx_internal(&e, errno, "failed to make the process non-dumpable");
-        if (r == 0 && !s->confined)
-                r = seccomp_apply(s->seccomp, &e);
+        if (r == 0)
+                r = s->confined ? exec_child_leave_helper(s->workdir, &e)
+                                : exec_child_lock_down(s->workdir, s->seccomp, EXIT_SBX_FAILED, &e);
         if (r == 0) {
                 environ = s->envp;
                 execvp(s->argv[0], s->argv);
@@ -181,6 +223,13 @@ _noreturn_ void exec_child_run(const struct exec_spec *s)
                         r = sbx_fail(&e, err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE,
                                      "not_found", err, "failed to execute '%s'", s->argv[0]);
         }
-        (void)write_all(s->errfd, &e, sizeof(e));
-        _exit(e.exit_code ? e.exit_code : EXIT_SBX_FAILED);
+        exec_child_fail(s->errfd, &e);
+}
+
+_noreturn_ void exec_child_fail(int errfd, const struct sbx_error *e)
+{
+        struct sbx_wire_error w;
+        sbx_error_pack(e, &w);
+        (void)write_all(errfd, &w, sizeof(w));
+        _exit(e->exit_code ? e->exit_code : EXIT_SBX_FAILED);
 }

@@ -64,6 +64,9 @@ static int open_pty_as_root(int *master, int *slave, struct sbx_error *e)
         return r;
 }
 
+/* The command's v1 cgroups (exec_server_run), for every C. */
+static const int *cmd_cgroups;
+
 static void spec_from_wire(const struct exec_wire *w, int null, int pty_slave, int errfd,
                            struct exec_spec *spec)
 {
@@ -75,7 +78,8 @@ static void spec_from_wire(const struct exec_wire *w, int null, int pty_slave, i
                                    .seccomp = SBX_SECCOMP_UNCONFINED, /* inherited */
                                    .nofile = w->nofile,
                                    .fsize = w->fsize,
-                                   .confined = true};
+                                   .confined = true,
+                                   .enter_cgroups = cmd_cgroups};
         if (spec->tty) {
                 spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = pty_slave;
                 return;
@@ -333,8 +337,9 @@ static void reap(struct server *s)
                 }
 }
 
-_noreturn_ void exec_server_run(int exec_fd, bool spares)
+_noreturn_ void exec_server_run(int exec_fd, bool spares, const int *cgroups)
 {
+        cmd_cgroups = cgroups;
         struct server s = {.listen = -1, .sigfd = -1, .taken = {-1, -1}};
         sigset_t set;
         sigemptyset(&set);

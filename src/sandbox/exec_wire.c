@@ -88,10 +88,10 @@ int exec_wire_send(int sock, const struct exec_wire *w)
         return RETRY_EINTR(sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 ? negerrno() : 0;
 }
 
-/* The received fds, in wire order, into w->fds; false unless exactly the expected ones came. */
-static bool take_fds(struct msghdr *mh, struct exec_wire *w)
+/* The fds of SCM_RIGHTS messages into got[] (at most WIRE_NFDS + 1: one more means too many);
+ * false for anything else in the control data, or when it was cut short. */
+static bool collect_fds(struct msghdr *mh, int *got, size_t *ret_n)
 {
-        int got[WIRE_NFDS];
         size_t n = 0;
         bool ok = !(mh->msg_flags & MSG_CTRUNC);
         for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
@@ -103,12 +103,17 @@ static bool take_fds(struct msghdr *mh, struct exec_wire *w)
                 for (size_t i = 0; i < k; i++) {
                         int fd;
                         memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-                        if (n < WIRE_NFDS)
-                                got[n++] = fd;
-                        else
-                                ok = false; /* exec's close_range drops it */
+                        if (n <= WIRE_NFDS)
+                                got[n++] = fd; /* the others: exec's close_range drops them */
                 }
         }
+        *ret_n = n;
+        return ok;
+}
+
+/* The received fds, in wire order, into w->fds; false unless exactly the expected ones came. */
+static bool assign_fds(const int *got, size_t n, struct exec_wire *w)
+{
         uint32_t f = w->flags;
         bool want[WIRE_NFDS] = {[WIRE_OUT_W] = !(f & EXEC_WIRE_TTY),
                                 [WIRE_OUT_R] = !(f & EXEC_WIRE_TTY),
@@ -118,7 +123,7 @@ static bool take_fds(struct msghdr *mh, struct exec_wire *w)
         size_t k = 0;
         for (size_t i = 0; i < WIRE_NFDS; i++)
                 w->fds[i] = want[i] && k < n ? got[k++] : -1;
-        return ok && k == n && n == fds_for(f);
+        return k == n && n == fds_for(f);
 }
 
 /* argc + envc + 1 NUL-terminated strings, exactly filling buf[0, len). */
@@ -144,14 +149,38 @@ static bool split_strings(char *buf, size_t len, struct exec_wire *w, uint32_t a
         return at == len;
 }
 
+int exec_wire_parse(char *buf, size_t len, const int *fds, size_t nfds, struct exec_wire *w)
+{
+        *w = (struct exec_wire){.fds = {-1, -1, -1, -1, -1}};
+        struct wire_head h;
+        if (len < sizeof(h) || len > EXEC_WIRE_MAX_BYTES)
+                return -EBADMSG;
+        memcpy(&h, buf, sizeof(h));
+        w->flags = h.flags;
+        w->nofile = h.nofile;
+        w->fsize = h.fsize;
+        /* every string takes at least its NUL: counts above the bytes cannot be right, and are
+         * refused before anything is allocated for them */
+        bool ok = assign_fds(fds, nfds, w) && h.magic == WIRE_MAGIC && h.argc != 0 &&
+                  h.argc <= len - sizeof(h) && h.envc <= len - sizeof(h) - h.argc &&
+                  !(h.flags & ~(uint32_t)(EXEC_WIRE_TTY | EXEC_WIRE_STDIN | EXEC_WIRE_STDERR)) &&
+                  split_strings(buf + sizeof(h), len - sizeof(h), w, h.argc, h.envc);
+        if (ok)
+                return 0;
+        free(w->argv);
+        free(w->envp);
+        *w = (struct exec_wire){.fds = {-1, -1, -1, -1, -1}};
+        return -EBADMSG;
+}
+
 int exec_wire_recv(int sock, struct exec_wire *w)
 {
         *w = (struct exec_wire){.fds = {-1, -1, -1, -1, -1}};
-        w->buf = malloc(EXEC_WIRE_MAX_BYTES);
-        if (!w->buf)
+        _cleanup_free_ char *buf = malloc(EXEC_WIRE_MAX_BYTES);
+        if (!buf)
                 return -ENOMEM;
-        char cbuf[CMSG_SPACE(sizeof(int) * WIRE_NFDS)];
-        struct iovec iov = {.iov_base = w->buf, .iov_len = EXEC_WIRE_MAX_BYTES};
+        char cbuf[CMSG_SPACE(sizeof(int) * (WIRE_NFDS + 1))];
+        struct iovec iov = {.iov_base = buf, .iov_len = EXEC_WIRE_MAX_BYTES};
         struct msghdr mh = {
             .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t n = RETRY_EINTR(recvmsg(sock, &mh, MSG_CMSG_CLOEXEC));
@@ -159,18 +188,12 @@ int exec_wire_recv(int sock, struct exec_wire *w)
                 return negerrno();
         if (n == 0)
                 return -ECONNRESET;
-        struct wire_head h;
-        if ((size_t)n < sizeof(h) || (mh.msg_flags & MSG_TRUNC))
+        int fds[WIRE_NFDS + 1];
+        size_t nfds;
+        if (!collect_fds(&mh, fds, &nfds) || (mh.msg_flags & MSG_TRUNC))
                 return -EBADMSG;
-        memcpy(&h, w->buf, sizeof(h));
-        w->flags = h.flags;
-        w->nofile = h.nofile;
-        w->fsize = h.fsize;
-        if (!take_fds(&mh, w) || h.magic != WIRE_MAGIC || h.argc == 0 ||
-            h.argc > EXEC_WIRE_MAX_BYTES / 2 || h.envc > EXEC_WIRE_MAX_BYTES / 2 ||
-            (h.flags & ~(uint32_t)(EXEC_WIRE_TTY | EXEC_WIRE_STDIN | EXEC_WIRE_STDERR)))
-                return -EBADMSG;
-        if (!split_strings(w->buf + sizeof(h), (size_t)n - sizeof(h), w, h.argc, h.envc))
-                return -EBADMSG;
-        return 0;
+        int r = exec_wire_parse(buf, (size_t)n, fds, nfds, w);
+        if (r == 0)
+                w->buf = TAKE_PTR(buf);
+        return r;
 }

@@ -39,3 +39,10 @@ int exec_wire_send(int sock, const struct exec_wire *w);
  * nothing is freed). 0, -EBADMSG for a malformed request, or -errno (0 bytes: -ECONNRESET).
  */
 int exec_wire_recv(int sock, struct exec_wire *w);
+
+/*
+ * The checks of exec_wire_recv on one message already received: buf[0, len) (the strings of w
+ * point into it) and the nfds fds that came with it, in order. 0 (w->argv and w->envp
+ * malloc'd, w->buf untouched), or -EBADMSG with nothing allocated.
+ */
+int exec_wire_parse(char *buf, size_t len, const int *fds, size_t nfds, struct exec_wire *w);

@@ -29,23 +29,25 @@
 #define INIT_KEEP_CAPS ((1ULL << CAP_KILL) | (1ULL << CAP_SETUID))
 
 /*
- * The init moves itself into the session's v1 cgroups by writing "0" into their "tasks" files,
+ * The init moves itself into the session's v1 cpu cgroup by writing "0" into its "tasks" file,
  * opened by the supervisor (the kernel checks a move against the opener's credentials). A
  * cgroup.procs write, or a "tasks" write of another pid, takes the kernel's global
  * cgroup_threadgroup_rwsem and waits for an RCU grace period (8-20 ms here); the calling thread
- * moving itself does not (~0.1 ms). The init has one thread, so that is the whole process, and
- * what it forks from here on is born inside. v1 has no clone into a cgroup.
+ * moving itself does not (~0.1 ms). The init has one thread, so that is the whole process.
+ *
+ * Not into the memory and pids cgroups: those are the command's (exec_server.c). The init
+ * and the reapers it forks serve every exec, so they must never be charged to a memory cgroup
+ * the command filled (tmpfs pages belong to no process: the OOM killer would find only them),
+ * nor find the pids all taken. Each command moves itself into both, first thing after its
+ * fork, through the fds kept here (the last two of fds, -1 where there is none). The init's
+ * own pages stay with the supervisor's cgroup, like the supervisor's.
  */
 static int enter_v1_cgroups(int fds[INIT_CGROUP_FDS], struct sbx_error *e)
 {
-        static const char *const names[INIT_CGROUP_FDS] = {"memory", "pids", "cpu"};
         int r = 0;
-        for (int k = 0; k < INIT_CGROUP_FDS; k++) {
-                if (r == 0 && fds[k] >= 0 && write_all(fds[k], "0", 1) < 0)
-                        r = sbx_unsupported(
-                            e, errno, "failed to move the session into its %s cgroup", names[k]);
-                closep(&fds[k]);
-        }
+        if (fds[2] >= 0 && write_all(fds[2], "0", 1) < 0)
+                r = sbx_unsupported(e, errno, "failed to move the session into its cpu cgroup");
+        closep(&fds[2]);
         return r;
 }
 
@@ -151,14 +153,26 @@ _noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *f
         if (sync_send_ok_fd(sync_fd, layerfd) < 0)
                 _exit(1);
         closep(&layerfd);
-        /* Everything else goes: the exec channel alone stays, as fd 3 (moved up first: it
-         * may be 3 already, or sync_fd may be). */
-        int up = exec_fd >= 0 ? fcntl(exec_fd, F_DUPFD_CLOEXEC, 4) : -1;
-        if (up >= 0 && dup3(up, 3, O_CLOEXEC) < 0)
-                _exit(1);
-        (void)sys_close_range(up >= 0 ? 4 : 3, ~0U, 0);
+        /* Everything else goes: the exec channel alone stays, as fd 3, and the command's v1
+         * memory and pids cgroups as 4 and 5 (moved up first: they may be 3-5 already). */
+        int keep[3] = {exec_fd, fds->cgroup_tasks[0], fds->cgroup_tasks[1]};
+        int up[3];
+        for (int i = 0; i < 3; i++) {
+                up[i] = keep[i] >= 0 ? fcntl(keep[i], F_DUPFD_CLOEXEC, 6) : -1;
+                if (keep[i] >= 0 && up[i] < 0)
+                        _exit(1); /* never a command outside its cgroups */
+        }
+        for (int i = 0; i < 3; i++)
+                if (up[i] >= 0 && dup3(up[i], 3 + i, O_CLOEXEC) < 0)
+                        _exit(1);
+        (void)sys_close_range(6, ~0U, 0);
+        for (int i = 0; i < 3; i++)
+                if (up[i] < 0)
+                        (void)close(3 + i);
         /* A spare reaper only where it serves: under the helper uid (with the command's uid
-         * the command could stop it, and every exec after would wait), and without a memory
-         * limit (those execs take the client's path: exec_server.c). */
-        exec_server_run(up >= 0 ? 3 : -1, getuid() != 0 && c->memory_bytes == 0);
+         * the command could stop it, and every exec after would wait), and not where a memory
+         * limit sends every exec the client's way (cgroup v2: exec_server.c). */
+        const int cmd_cgroups[EXEC_CGROUP_FDS] = {up[1] >= 0 ? 4 : -1, up[2] >= 0 ? 5 : -1};
+        bool spares = getuid() != 0 && (c->memory_bytes == 0 || up[1] >= 0);
+        exec_server_run(up[0] >= 0 ? 3 : -1, spares, cmd_cgroups);
 }

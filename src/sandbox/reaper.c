@@ -102,22 +102,20 @@ void reaper_kill_tree(void)
 /* B's report of C's start: 0 when execve succeeded, else C's error is forwarded. */
 static bool reaper_forward_exec_error(int errfd, int status_fd)
 {
-        struct sbx_error ce;
-        ssize_t n = RETRY_EINTR(read(errfd, &ce, sizeof(ce)));
-        if (n != (ssize_t)sizeof(ce))
+        /* passed on as it came: the client checks it (sbx_error_unpack) */
+        struct exec_report r = {.kind = REPORT_EXEC_ERROR};
+        ssize_t n = RETRY_EINTR(read(errfd, &r.err, sizeof(r.err)));
+        if (n != (ssize_t)sizeof(r.err))
                 return false;
-        struct exec_report r = {.kind = REPORT_EXEC_ERROR, .exit_code = ce.exit_code};
-        snprintf(r.code, sizeof(r.code), "%s", ce.code ? ce.code : "internal");
-        snprintf(r.message, sizeof(r.message), "%s", ce.message);
         report(status_fd, &r);
         return true;
 }
 
 _noreturn_ void reaper_fail(int status_fd, const struct sbx_error *ce)
 {
-        struct exec_report rep = {.kind = REPORT_EXEC_ERROR, .exit_code = EXIT_SBX_FAILED};
-        snprintf(rep.code, sizeof(rep.code), "internal");
-        snprintf(rep.message, sizeof(rep.message), "%s", ce->message);
+        struct exec_report rep = {.kind = REPORT_EXEC_ERROR};
+        sbx_error_pack(ce, &rep.err);
+        rep.err.exit_code = EXIT_SBX_FAILED;
         report(status_fd, &rep);
         struct exec_report done = {.kind = REPORT_EXIT, .status = EXIT_SBX_FAILED << 8};
         report(status_fd, &done);

@@ -20,10 +20,8 @@
 enum { REPORT_EXIT = 1, REPORT_EXEC_ERROR = 2 };
 struct exec_report {
         int32_t kind;
-        int32_t status;    /* REPORT_EXIT: the wait status of C */
-        int32_t exit_code; /* REPORT_EXEC_ERROR: 125/126/127 */
-        char code[32];
-        char message[1024];
+        int32_t status;            /* REPORT_EXIT: the wait status of C */
+        struct sbx_wire_error err; /* REPORT_EXEC_ERROR: exit code 125/126/127 */
 };
 
 /* What B keeps once C runs; -1 when unused. */

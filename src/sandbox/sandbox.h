@@ -97,7 +97,11 @@ _noreturn_ void session_init_main(const struct sbx_config *c, struct init_fds *f
  * connection comes when spares), a connected one (`run`: the init serves its one request
  * itself), or -1 (reap only).
  */
-_noreturn_ void exec_server_run(int exec_fd, bool spares);
+_noreturn_ void exec_server_run(int exec_fd, bool spares, const int *cmd_cgroups);
+
+/* The v1 cgroups a command of the init's server moves itself into (memory, pids): the init
+ * is in neither (init.c). */
+#define EXEC_CGROUP_FDS 2
 
 /*
  * A pty in the session's own devpts (the caller's terminal never enters), for -T: the master
@@ -117,7 +121,20 @@ struct exec_spec {
         uint64_t nofile;
         uint64_t fsize; /* RLIMIT_FSIZE */
         bool confined;  /* a child of the session init: its uid, capabilities and filter */
+        const int *enter_cgroups; /* EXEC_CGROUP_FDS "tasks" files to write "0" into first */
 };
 
 /* The exec checklist; runs in the final child and never returns (exit 125/126/127 on error). */
 _noreturn_ void exec_child_run(const struct exec_spec *s);
+
+/*
+ * The lock-down every process that runs for the payload from outside the init ends with (the
+ * command of a joined exec, the file commands' helper): the sandbox's uid 0, the workdir
+ * (checked to be inside the root; workdir_exit_code when it cannot be entered), every
+ * capability dropped, no_new_privs, non-dumpable, and the seccomp filter last.
+ */
+int exec_child_lock_down(const char *workdir, enum sbx_seccomp_profile seccomp,
+                         int workdir_exit_code, struct sbx_error *e);
+
+/* C's failed step: e to errfd in its wire form (sbx_error_pack), then _exit with its code. */
+_noreturn_ void exec_child_fail(int errfd, const struct sbx_error *e);

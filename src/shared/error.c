@@ -2,6 +2,7 @@
 #include "error.h"
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 const char *sbx_error_code_canonical(const char *c)
@@ -14,6 +15,22 @@ const char *sbx_error_code_canonical(const char *c)
                 if (strcmp(c, codes[i]) == 0)
                         return codes[i];
         return "internal";
+}
+
+void sbx_error_pack(const struct sbx_error *e, struct sbx_wire_error *w)
+{
+        *w = (struct sbx_wire_error){.exit_code = e->exit_code};
+        snprintf(w->code, sizeof(w->code), "%s", e->code ? e->code : "internal");
+        snprintf(w->message, sizeof(w->message), "%s", e->message);
+}
+
+void sbx_error_unpack(struct sbx_wire_error *w, struct sbx_error *e)
+{
+        w->code[sizeof(w->code) - 1] = '\0';
+        w->message[sizeof(w->message) - 1] = '\0';
+        e->exit_code = w->exit_code;
+        e->code = sbx_error_code_canonical(w->code);
+        snprintf(e->message, sizeof(e->message), "%s", w->message);
 }
 
 int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt, ...)

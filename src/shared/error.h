@@ -6,6 +6,8 @@
  */
 #pragma once
 
+#include <stdint.h>
+
 #include "macros.h"
 
 /* Exit codes of sbx(1), EXIT STATUS. */
@@ -34,6 +36,22 @@ struct sbx_error {
  */
 int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt, ...)
         _printf_(5, 6);
+
+/*
+ * An error as it crosses a process boundary (handshake, exec reports, a command's failed step,
+ * a file operation's result): fixed size, no pointer. The one wire form of struct sbx_error;
+ * the code travels as text and comes back as the static literal (sbx_error_code_canonical).
+ */
+struct sbx_wire_error {
+        int32_t exit_code; /* 0: no error */
+        char code[32];
+        char message[sizeof(((struct sbx_error *)0)->message)];
+};
+
+/* e as it travels. */
+void sbx_error_pack(const struct sbx_error *e, struct sbx_wire_error *w);
+/* w (untrusted bytes: terminated here) back into e, overwriting it. */
+void sbx_error_unpack(struct sbx_wire_error *w, struct sbx_error *e);
 
 /*
  * The JSON error code (sbx(1)) equal to c, as the static literal, or "internal" for anything else:

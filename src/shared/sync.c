@@ -9,9 +9,7 @@
 
 struct sync_msg {
         int32_t ok;
-        int32_t exit_code;
-        char code[32];
-        char message[sizeof(((struct sbx_error *)0)->message)];
+        struct sbx_wire_error err;
 };
 
 int sync_send_ok(int fd)
@@ -39,9 +37,10 @@ int sync_send_ok_fd(int fd, int pass_fd)
 
 int sync_send_error(int fd, const struct sbx_error *e)
 {
-        struct sync_msg m = {.ok = 0, .exit_code = e->exit_code ? e->exit_code : EXIT_SBX_FAILED};
-        snprintf(m.code, sizeof(m.code), "%s", e->code ? e->code : "internal");
-        snprintf(m.message, sizeof(m.message), "%s", e->message);
+        struct sync_msg m = {.ok = 0};
+        sbx_error_pack(e, &m.err);
+        if (!m.err.exit_code)
+                m.err.exit_code = EXIT_SBX_FAILED;
         return RETRY_EINTR(send(fd, &m, sizeof(m), MSG_NOSIGNAL)) < 0 ? negerrno() : 0;
 }
 
@@ -75,7 +74,7 @@ int sync_wait_fd(int fd, const char *what, int *ret_fd, struct sbx_error *e)
                 return sbx_internal(e, 0, "%s ended before reporting", what);
         if (m.ok)
                 return 0;
-        m.code[sizeof(m.code) - 1] = '\0';
-        m.message[sizeof(m.message) - 1] = '\0';
-        return sbx_fail(e, m.exit_code, sbx_error_code_canonical(m.code), 0, "%s", m.message);
+        struct sbx_error peer;
+        sbx_error_unpack(&m.err, &peer);
+        return sbx_fail(e, peer.exit_code, peer.code, 0, "%s", peer.message);
 }
