@@ -2,9 +2,10 @@
 # The platform workflow end to end, as a new user types it (sbx(1) EXAMPLES): a Python image
 # with pandas is pulled from a registry, a script is written into the session, run, and its
 # result read back. The image is made here by mmdebstrap from Debian packages (python3,
-# python3-pandas, python3-pip), once per build directory (kept under build/test-cache/), laid
-# out as an OCI image by hand, pushed by skopeo to a docker-registry on loopback. Also the
-# default packages of an image, installed once and saved as an image for the next create.
+# python3-pandas, python3-pip), once per checkout (kept under build/test-cache/, also for
+# build-asan/), laid out as an OCI image by hand, pushed by skopeo to a docker-registry on
+# loopback. Also the default packages of an image, installed once and saved as an image for the
+# next create.
 
 # the first run builds the image (about 3 minutes); the pull of ~300 MB takes ~20 s
 : "${BATS_TEST_TIMEOUT:=300}"
@@ -83,7 +84,9 @@ setup_file() {
         for t in mmdebstrap skopeo docker-registry; do
                 command -v "$t" >/dev/null || skip "$t is not installed (scripts/bootstrap installs it)"
         done
-        cache=${SBX_BUILD:-$BATS_RUN_TMPDIR}/test-cache/py-image
+        # one image for every build directory of the checkout (build/ and build-asan/ in CI)
+        cache=${SBX_SRC:+$SBX_SRC/build}/test-cache/py-image
+        [ -n "$SBX_SRC" ] || cache=${SBX_BUILD:-$BATS_RUN_TMPDIR}/test-cache/py-image
         if [ ! -s "$cache/oci/index.json" ]; then
                 t=$SECONDS
                 build_image "$cache"
