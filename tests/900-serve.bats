@@ -168,6 +168,15 @@ execd() {
         error_is 409 SBX::CONFLICT
         api POST "/v1/sandboxes/$sid/resume"
         expect_code 202
+        api GET "/v1/sandboxes/$sid"
+        jq -e '.status.state == "Running"' <<<"$body" >/dev/null || fail "after resume: $body"
+        # paused and resumed with the CLI: serve reports the freezer's state, not its own mark
+        sbx_ok pause "$sid"
+        api GET "/v1/sandboxes/$sid"
+        jq -e '.status.state == "Paused"' <<<"$body" >/dev/null || fail "after sbx pause: $body"
+        sbx_ok resume "$sid"
+        api GET "/v1/sandboxes/$sid"
+        jq -e '.status.state == "Running"' <<<"$body" >/dev/null || fail "after sbx resume: $body"
         api DELETE "/v1/sandboxes/$sid"
         expect_code 204
         grep -qix 'content-length: 0' <<<"$hdrs" || fail "204 without Content-Length: 0: $hdrs"
