@@ -165,6 +165,37 @@ int image_max_unpacked(uint64_t *ret, struct sbx_error *e)
         return 0;
 }
 
+/* The layers are in: name the image (and tag it), or take back what was moved in. */
+static int import_finish(struct import *im, const char *name, const char *tag,
+                         struct image_info *ret, struct sbx_error *e)
+{
+        struct image_info info = {0};
+        int r = commit(im, name, tag, &info, e);
+        if (r < 0) {
+                image_info_free(&info);
+                rollback(im);
+        } else
+                *ret = info;
+        return r;
+}
+
+/* Every way out of an import or a commit: the scratch directory and the fds; r passed on. */
+static int import_close(struct import *im, int r, struct sbx_error *e)
+{
+        if (im->workfd >= 0) {
+                closep(&im->workfd);
+                _cleanup_close_ int tmpfd =
+                    openat(im->storefd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (tmpfd >= 0)
+                        (void)store_rmtree(tmpfd, im->work + 4);
+        }
+        image_manifest_free(&im->m);
+        strv_freep(&im->moved);
+        closep(&im->layersfd);
+        closep(&im->storefd);
+        return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+}
+
 int image_import(const char *ref, const char *source, image_progress_fn progress, void *arg,
                  struct image_info *ret, struct sbx_error *e)
 {
@@ -173,7 +204,6 @@ int image_import(const char *ref, const char *source, image_progress_fn progress
                 return -ENOMEM;
         struct import im = {.storefd = -1, .layersfd = -1, .workfd = -1};
         _cleanup_close_ int lockfd = -1, scratch = -1;
-        struct image_info info = {0};
         struct unpack_budget b = {.progress = progress, .progress_arg = arg};
         int r = image_max_unpacked(&b.max_bytes, e);
         if (r == 0)
@@ -197,25 +227,9 @@ int image_import(const char *ref, const char *source, image_progress_fn progress
         for (size_t i = 0; r == 0 && i < im.m.n_layers; i++)
                 r = import_layer(&im, i, &b, e);
         if (r == 0)
-                r = commit(&im, name, tag, &info, e);
-        if (r < 0) {
-                image_info_free(&info);
-                rollback(&im);
-        } else
-                *ret = info;
+                r = import_finish(&im, name, tag, ret, e);
 out:
-        if (im.workfd >= 0) {
-                closep(&im.workfd);
-                _cleanup_close_ int tmpfd =
-                    openat(im.storefd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (tmpfd >= 0)
-                        (void)store_rmtree(tmpfd, im.work + 4);
-        }
-        image_manifest_free(&im.m);
-        strv_freep(&im.moved);
-        closep(&im.layersfd);
-        closep(&im.storefd);
-        return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+        return import_close(&im, r, e);
 }
 
 /* "name+with+slashes:tag" back into name and tag. */
@@ -397,7 +411,6 @@ int image_commit(const char *ref, const char *base_id, int blobfd, bool replace,
                 return -ENOMEM;
         struct import im = {.storefd = -1, .layersfd = -1, .workfd = -1};
         _cleanup_close_ int lockfd = -1;
-        struct image_info info = {0};
         struct unpack_budget b = {0};
         int r = image_max_unpacked(&b.max_bytes, e);
         if (r == 0)
@@ -424,23 +437,7 @@ int image_commit(const char *ref, const char *base_id, int blobfd, bool replace,
                              "replace it with --replace",
                              name, tag);
         if (r == 0)
-                r = commit(&im, name, tag, &info, e);
-        if (r < 0) {
-                image_info_free(&info);
-                rollback(&im);
-        } else
-                *ret = info;
+                r = import_finish(&im, name, tag, ret, e);
 out:
-        if (im.workfd >= 0) {
-                closep(&im.workfd);
-                _cleanup_close_ int tmpfd =
-                    openat(im.storefd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (tmpfd >= 0)
-                        (void)store_rmtree(tmpfd, im.work + 4);
-        }
-        image_manifest_free(&im.m);
-        strv_freep(&im.moved);
-        closep(&im.layersfd);
-        closep(&im.storefd);
-        return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+        return import_close(&im, r, e);
 }

@@ -14,18 +14,10 @@ int ops_cat(void *arg, struct buf *out, struct sbx_error *e)
         const struct ops_cat_req *req = arg;
         if (!req->path || !req->path[0])
                 return sbx_usage(e, "an empty path");
-        /* O_NONBLOCK: a FIFO planted at the path must not hang the open */
-        _cleanup_close_ int fd = open(req->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-        if (fd < 0)
-                return ops_fail_errno(e, errno, "failed to read '%s'", req->path);
         struct stat st;
-        if (fstat(fd, &st) < 0)
-                return ops_fail_errno(e, errno, "failed to read '%s'", req->path);
-        if (S_ISDIR(st.st_mode))
-                return ops_fail_errno(e, EISDIR, "failed to read '%s'", req->path);
-        if (!S_ISREG(st.st_mode))
-                return sbx_fail(e, EXIT_FAILED, "not_text", 0,
-                                "failed to read '%s': not a regular file", req->path);
+        _cleanup_close_ int fd = ops_open_regular(req->path, &st, e);
+        if (fd < 0)
+                return fd;
         uint64_t len = req->length < OPS_CAT_MAX ? req->length : OPS_CAT_MAX;
         if (buf_printf(out, "%lld %llu %llu\n", (long long)st.st_size,
                        (unsigned long long)st.st_dev, (unsigned long long)st.st_ino) < 0)

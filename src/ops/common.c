@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 #include "common.h"
 
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shared/escape.h"
@@ -69,6 +71,25 @@ int ops_fail_silent(struct sbx_error *e)
 int ops_oom(struct sbx_error *e)
 {
         return sbx_internal(e, ENOMEM, "failed to build the output");
+}
+
+int ops_open_regular(const char *path, struct stat *st, struct sbx_error *e)
+{
+        /* O_NONBLOCK: a FIFO planted at the path must not hang the open */
+        int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        if (fd < 0)
+                return ops_fail_errno(e, errno, "failed to read '%s'", path);
+        int r = 0;
+        if (fstat(fd, st) < 0)
+                r = ops_fail_errno(e, errno, "failed to read '%s'", path);
+        else if (S_ISDIR(st->st_mode))
+                r = ops_fail_errno(e, EISDIR, "failed to read '%s'", path);
+        else if (!S_ISREG(st->st_mode))
+                r = sbx_fail(e, EXIT_FAILED, "not_text", 0,
+                             "failed to read '%s': not a regular file", path);
+        if (r < 0)
+                close(fd);
+        return r < 0 ? r : fd;
 }
 
 int ops_path_normalize(const char *abs, struct buf *out)

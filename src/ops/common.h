@@ -18,6 +18,10 @@ int ops_fail_errno(struct sbx_error *e, int errnum, const char *fmt, ...) _print
 int ops_fail_silent(struct sbx_error *e);
 /* Out of memory while building output. */
 int ops_oom(struct sbx_error *e);
+/* path opened for reading (a FIFO does not block the open) and fstat'ed into *st: the fd, or
+ * a failure for a directory (EISDIR) or anything but a regular file (code not_text). */
+struct stat;
+int ops_open_regular(const char *path, struct stat *st, struct sbx_error *e);
 
 /*
  * Normalise an absolute path lexically into out (replacing its content): duplicate slashes,

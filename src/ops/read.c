@@ -370,16 +370,9 @@ int ops_read(void *arg, struct buf *out, struct sbx_error *e)
         _cleanup_buf_ struct buf abs = {0};
         struct stat st;
 
-        _cleanup_close_ int fd = open(req->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+        _cleanup_close_ int fd = ops_open_regular(req->path, &st, e);
         if (fd < 0)
-                return ops_fail_errno(e, errno, "failed to read '%s'", req->path);
-        if (fstat(fd, &st) < 0)
-                return ops_fail_errno(e, errno, "failed to read '%s'", req->path);
-        if (S_ISDIR(st.st_mode))
-                return ops_fail_errno(e, EISDIR, "failed to read '%s'", req->path);
-        if (!S_ISREG(st.st_mode))
-                return sbx_fail(e, EXIT_FAILED, "not_text", 0,
-                                "failed to read '%s': not a regular file", req->path);
+                return fd;
         int r = ops_path_abs(req->path, &abs);
         if (r < 0)
                 return ops_fail_errno(e, r, "failed to resolve '%s'", req->path);

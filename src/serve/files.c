@@ -51,15 +51,7 @@ int files_run(const struct serve_request *rq, const char *op, const char *const 
 int files_reply_error(struct serve_response *rs, int exit_code, const struct buf *out)
 {
         char code[64] = "", msg[1024] = "";
-        json_object *o = out && out->data ? json_tokener_parse(out->data) : NULL;
-        json_object *e = NULL, *v = NULL;
-        if (o && json_object_object_get_ex(o, "error", &e)) {
-                if (json_object_object_get_ex(e, "code", &v))
-                        snprintf(code, sizeof(code), "%s", json_object_get_string(v));
-                if (json_object_object_get_ex(e, "message", &v))
-                        snprintf(msg, sizeof(msg), "%s", json_object_get_string(v));
-        }
-        json_object_put(o);
+        serve_sbx_error_fields(out, code, sizeof(code), msg, sizeof(msg));
         if (exit_code == EXIT_NO_SESSION)
                 return serve_reply_sbx_error(rs, exit_code, out, NULL);
         if (!msg[0])

@@ -156,19 +156,25 @@ static void last_line(const struct buf *b, char *out, size_t n)
         snprintf(out, n, "%.*s", (int)(end - start), b->data + start);
 }
 
-int serve_reply_sbx_error(struct serve_response *rs, int exit_code, const struct buf *out,
-                          const struct buf *err)
+void serve_sbx_error_fields(const struct buf *out, char *code, size_t code_n, char *msg,
+                            size_t msg_n)
 {
-        char code[64] = "", msg[1024] = "";
         json_object *o = out && out->data ? json_tokener_parse(out->data) : NULL;
         json_object *e = NULL, *v = NULL;
         if (o && json_object_object_get_ex(o, "error", &e)) {
                 if (json_object_object_get_ex(e, "code", &v))
-                        snprintf(code, sizeof(code), "%s", json_object_get_string(v));
+                        snprintf(code, code_n, "%s", json_object_get_string(v));
                 if (json_object_object_get_ex(e, "message", &v))
-                        snprintf(msg, sizeof(msg), "%s", json_object_get_string(v));
+                        snprintf(msg, msg_n, "%s", json_object_get_string(v));
         }
         json_object_put(o);
+}
+
+int serve_reply_sbx_error(struct serve_response *rs, int exit_code, const struct buf *out,
+                          const struct buf *err)
+{
+        char code[64] = "", msg[1024] = "";
+        serve_sbx_error_fields(out, code, sizeof(code), msg, sizeof(msg));
         if (!msg[0])
                 last_line(err, msg, sizeof(msg));
         if (!msg[0])

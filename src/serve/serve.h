@@ -158,5 +158,8 @@ int serve_child_finish(struct serve_child *c, bool kill);
  * SANDBOX_NOT_FOUND for exit 3, 400 for usage errors, 409 for a state conflict, 501 for what
  * the host cannot do, 500 otherwise.
  */
+/* The code and message of an sbx --json error document in out (left as they are when absent). */
+void serve_sbx_error_fields(const struct buf *out, char *code, size_t code_n, char *msg,
+                            size_t msg_n);
 int serve_reply_sbx_error(struct serve_response *rs, int exit_code, const struct buf *out,
                           const struct buf *err);
