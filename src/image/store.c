@@ -52,6 +52,7 @@ void image_info_free(struct image_info *i)
         strv_freep(&i->layers);
         strv_freep(&i->env);
         free(i->workdir);
+        free(i->base);
         *i = (struct image_info){0};
 }
 
@@ -226,6 +227,10 @@ int store_record_read(int storefd, const char *id, struct image_info *ret)
             json_object_is_type(v, json_type_string) &&
             !(i.workdir = strdup(json_object_get_string(v))))
                 r = -ENOMEM;
+        if (r == 0 && json_object_object_get_ex(o, "base", &v) &&
+            json_object_is_type(v, json_type_string) &&
+            !(i.base = strdup(json_object_get_string(v))))
+                r = -ENOMEM;
         if (json_object_object_get_ex(o, "size", &v))
                 i.size = (uint64_t)json_object_get_int64(v);
         if (json_object_object_get_ex(o, "created", &v))
@@ -235,6 +240,9 @@ int store_record_read(int storefd, const char *id, struct image_info *ret)
                 if (!digest_hex_valid(i.layers[k]))
                         r = -EINVAL;
         if (r == 0 && (!i.layers || !i.layers[0]))
+                r = -EINVAL;
+        /* the only base a record may name: an absolute directory without ".." */
+        if (r == 0 && i.base && (strncmp(i.base, "rootfs:/", 8) != 0 || strstr(i.base, "/..")))
                 r = -EINVAL;
         if (r < 0) {
                 image_info_free(&i);
@@ -262,6 +270,10 @@ int store_record_write(int storefd, const struct image_info *i)
                 json_cstr(&b, i->workdir);
         else
                 buf_puts(&b, "null");
+        if (i->base) {
+                buf_puts(&b, ",\"base\":");
+                json_cstr(&b, i->base);
+        }
         buf_printf(&b, ",\"size\":%llu,\"created\":%lld}\n", (unsigned long long)i->size,
                    (long long)i->created_at);
         if (!b.data)
