@@ -135,7 +135,7 @@ store_snapshot() {
         [ -n "$rec" ] || fail "no record with a base"
         # positive control: the record as written is used
         sbx_ok run --image rb:t -- cat /data/x
-        for bad in 'rootfs:etc' "rootfs:$root/../rootfs" 'host' '/'; do
+        for bad in 'rootfs:etc' "rootfs:$root/../base" "rootfs:$root/" 'rootfs:/' 'host' "$root"; do
                 jq -c --arg b "$bad" '.base = $b' "$rec" >"$rec.new" && mv "$rec.new" "$rec"
                 sbx_expect 125 run --image rb:t -- true
                 [[ $stderr == *"damaged"* ]] || fail "$bad: $stderr"

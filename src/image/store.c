@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../config/config-internal.h"
 #include "shared/macros.h"
 #include "shared/util.h"
 #include "image-internal.h"
@@ -206,6 +207,15 @@ static int json_strv(struct json_object *o, const char *key, char ***ret)
         return 0;
 }
 
+/* The only base a record may name: "rootfs:" and a directory as --rootfs takes it (absolute,
+ * normal, no "..", not "/"). */
+static bool base_valid(const char *b)
+{
+        _cleanup_free_ char *norm = NULL;
+        return strncmp(b, "rootfs:", 7) == 0 && path_normalize(b + 7, &norm) == 0 &&
+               strcmp(norm, b + 7) == 0 && strcmp(norm, "/") != 0;
+}
+
 int store_record_read(int storefd, const char *id, struct image_info *ret)
 {
         char path[128];
@@ -241,8 +251,7 @@ int store_record_read(int storefd, const char *id, struct image_info *ret)
                         r = -EINVAL;
         if (r == 0 && (!i.layers || !i.layers[0]))
                 r = -EINVAL;
-        /* the only base a record may name: an absolute directory without ".." */
-        if (r == 0 && i.base && (strncmp(i.base, "rootfs:/", 8) != 0 || strstr(i.base, "/..")))
+        if (r == 0 && i.base && !base_valid(i.base))
                 r = -EINVAL;
         if (r < 0) {
                 image_info_free(&i);
