@@ -150,3 +150,33 @@ store_snapshot() {
         [[ $(json .error.message) == *"--image or --rootfs"* ]] || fail "$output"
         [ -z "$(store_snapshot)" ] || fail "left in the store:" "$(store_snapshot)"
 }
+
+@test "read-only sessions of such an image: the layer and the directory read, nothing written" {
+        rootfs_session
+        in_sbx 'echo new >/data/new && rm /data/b'
+        sbx_ok commit "$sid" rb:1
+        sbx_expect 1 run --read-only --image rb:1 -- sh -c 'cat /data/new /data/a; ls /data | xargs;
+                echo x >/data/x'
+        [ "$output" = "$(printf 'new\nhello\na new')" ] || fail "got: $output"
+        [[ $stderr == *"Read-only file system"* ]] || fail "$stderr"
+        [ ! -e "$root/data/x" ]
+}
+
+@test "unprivileged: the user's own directory as the base, in the user's own store" {
+        setup_sbx_user
+        local home=$users_base/$test_user/$BATS_TEST_NUMBER/home
+        as_user cp -r "$fx/rootfs" "$home/r"
+        user_sbx_expect 0 create --rootfs "$home/r"
+        local usid=$output
+        user_sbx_expect 0 exec "$usid" sh -c 'echo u >/data/u && rm /data/b &&
+                cp /bin/busybox /bin/s && chmod 4755 /bin/s'
+        other_sbx_expect 3 commit "$usid" rb:stolen
+        user_sbx_expect 0 commit --json "$usid" rb:u
+        [ "$(json .base)" = "rootfs:$home/r" ] || fail "$output"
+        user_sbx_expect 0 run --image rb:u -- sh -c 'cat /data/u /data/a; test -e /data/b && echo b;
+                stat -c %a /bin/s'
+        [ "$output" = "$(printf 'u\nhello\n755')" ] || fail "got: $output"
+        [ -e "$home/r/data/b" ] && [ ! -e "$home/r/data/u" ]
+        [ -d "$home/.local/share/sbx/layers" ]
+        user_sbx_expect 0 destroy "$usid"
+}
