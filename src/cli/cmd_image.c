@@ -37,6 +37,12 @@ static void info_json(struct buf *b, const struct image_info *i, bool full)
                 json_cstr(b, i->workdir);
         else
                 buf_puts(b, "null");
+        /* "rootfs:DIR": the image needs that directory of this host (not portable) */
+        buf_puts(b, ",\"base\":");
+        if (i->base)
+                json_cstr(b, i->base);
+        else
+                buf_puts(b, "null");
         buf_puts(b, "}");
 }
 
@@ -122,8 +128,10 @@ static int do_list(struct cli *cli, struct buf *b, int n)
                 size_t layers = 0;
                 while (v[i].layers[layers])
                         layers++;
-                buf_printf(b, "%-32s %-16s %.12s %6zu %8s %s%s\n", v[i].name, v[i].tag, v[i].id,
+                buf_printf(b, "%-32s %-16s %.12s %6zu %8s %s%s", v[i].name, v[i].tag, v[i].id,
                            layers, size, t, v[i].in_use ? " (in use)" : "");
+                /* an image on a directory of this host says so */
+                buf_printf(b, v[i].base ? " (on %s)\n" : "\n", v[i].base ? v[i].base + 7 : "");
         }
         if (cli->json)
                 buf_puts(b, "]\n");

@@ -70,6 +70,8 @@ static void image_release(struct sbx_config *c)
         c->image_id = NULL;
         free(c->image_layers_dir);
         c->image_layers_dir = NULL;
+        free(c->image_rootfs);
+        c->image_rootfs = NULL;
         strv_freep(&c->image_layers);
         if (c->image_lock_fd >= 0)
                 close(c->image_lock_fd);

@@ -71,6 +71,7 @@ void config_free(struct sbx_config *c)
         free(c->image_layers_dir);
         strv_freep(&c->image_layers);
         free(c->image_id);
+        free(c->image_rootfs);
         if (c->image_lock_fd >= 0)
                 close(c->image_lock_fd);
         *c = (struct sbx_config){.image_lock_fd = -1};

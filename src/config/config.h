@@ -48,6 +48,8 @@ struct sbx_config {
         char *image_layers_dir; /* absolute $STORE/layers; NULL without an image */
         char **image_layers;    /* layer ids below it, lowest first */
         char *image_id;         /* the image record's id (sha256 hex); NULL without an image */
+        char *image_rootfs;     /* the directory below its layers (a commit of a --rootfs
+                                   session); NULL: the layers are the whole root */
         int image_lock_fd;      /* shared lock on the image's record, kept for the session's
                                    life (`image rm` refuses meanwhile); -1 without an image */
 

@@ -28,6 +28,10 @@ struct image_info {
         char **layers; /* layer ids (sha256 hex of the blob), lowest first */
         char **env;    /* the image config's Env, "K=V" */
         char *workdir; /* its WorkingDir, NULL when unset */
+        /* What the layers sit on: NULL for a self-contained image, "rootfs:/ABS" for a commit
+         * of a --rootfs session (the directory is referenced, never copied: such an image
+         * works only on this host while that directory exists). */
+        char *base;
         uint64_t size; /* logical bytes unpacked */
         int64_t created_at;
         bool in_use; /* a session holds it (list only) */
@@ -63,14 +67,15 @@ int image_max_unpacked(uint64_t *ret, struct sbx_error *e);
 
 /*
  * `sbx commit`: the layer tar read from blobfd (from its start; unpacked through the same
- * hardened path as an import) on top of image base_id (sha256 hex; NULL: no base) as
+ * hardened path as an import) on top of image base_id (sha256 hex), or else of the directory
+ * base_dir (absolute; recorded as base "rootfs:DIR", not copied), or else of nothing, as
  * NAME[:TAG], with the base's Env and WorkingDir. A tag that names another image already is
  * refused (exit 1, code exists) unless replace. The image id is the sha256 of its layers,
  * Env and WorkingDir. Nothing is left in the store on failure. Fills *ret (size: the new
  * layer's logical bytes).
  */
-int image_commit(const char *ref, const char *base_id, int blobfd, bool replace,
-                 struct image_info *ret, struct sbx_error *e);
+int image_commit(const char *ref, const char *base_id, const char *base_dir, int blobfd,
+                 bool replace, struct image_info *ret, struct sbx_error *e);
 
 /* Every tagged image, sorted by name and tag. */
 int image_list(struct image_info **ret, size_t *ret_n, struct sbx_error *e);
@@ -83,11 +88,13 @@ int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e);
  * NULL or [images] pull = never), hold it (a shared lock kept in c->image_lock_fd for the
  * session's life: `image rm` is refused meanwhile), fill c->image_layers_dir/c->image_layers,
  * and apply the image's Env (below [env]/--env) and WorkingDir (unless --workdir was given).
+ * An image with a base directory sets c->image_rootfs (it must still be a directory).
  */
 int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct sbx_error *e);
 
 /* The unpacked layers of image id (sha256 hex) as directory fds, top first (the order of an
- * overlay's lowers), for `sbx diff`. *ret_fds is the caller's (each fd and the array). */
+ * overlay's lowers), then its base directory when it has one, for `sbx diff`. *ret_fds is
+ * the caller's (each fd and the array). */
 int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_error *e);
 
 /* Split "NAME[:TAG]" (already syntax-checked) into name and tag ("latest"). */

@@ -42,6 +42,7 @@ struct import {
         char work[64]; /* tmp/<this import> */
         struct image_manifest m;
         char **moved; /* layers this import added to layers/ */
+        char *base;   /* a commit's base directory, "rootfs:/ABS"; NULL otherwise */
 };
 
 static int make_workdir(struct import *im, struct sbx_error *e)
@@ -132,6 +133,7 @@ static int commit(struct import *im, const char *name, const char *tag, struct i
         memcpy(info->id, im->m.id, sizeof(info->id));
         info->env = TAKE_PTR(im->m.env);
         info->workdir = TAKE_PTR(im->m.workdir);
+        info->base = TAKE_PTR(im->base);
         info->created_at = now_realtime_sec();
         if (!(info->name = strdup(name)) || !(info->tag = strdup(tag)))
                 return -ENOMEM;
@@ -191,6 +193,7 @@ static int import_close(struct import *im, int r, struct sbx_error *e)
         }
         image_manifest_free(&im->m);
         strv_freep(&im->moved);
+        free(im->base);
         closep(&im->layersfd);
         closep(&im->storefd);
         return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
@@ -352,9 +355,10 @@ int image_remove(const char *ref, struct image_info *ret, struct sbx_error *e)
         return 0;
 }
 
-/* A committed image's id: the sha256 of what defines it (its layers, Env and WorkingDir), so
- * the same commit twice is the same image. */
-static int commit_id(const struct image_manifest *m, char out[static DIGEST_HEX_LEN + 1])
+/* A committed image's id: the sha256 of what defines it (its layers, Env, WorkingDir and base
+ * directory), so the same commit twice is the same image. */
+static int commit_id(const struct image_manifest *m, const char *base,
+                     char out[static DIGEST_HEX_LEN + 1])
 {
         _cleanup_buf_ struct buf b = {0};
         int r = buf_puts(&b, "sbx-commit 1\n");
@@ -364,12 +368,15 @@ static int commit_id(const struct image_manifest *m, char out[static DIGEST_HEX_
                 r = buf_printf(&b, "env %zu %s\n", strlen(m->env[i]), m->env[i]);
         if (r == 0 && m->workdir)
                 r = buf_printf(&b, "workdir %s\n", m->workdir);
+        if (r == 0 && base)
+                r = buf_printf(&b, "base %s\n", base);
         return r < 0 ? -ENOMEM : digest_mem(b.data, b.len, out);
 }
 
-/* The base image's layers (each present in the store), Env and WorkingDir into m, plus one
- * slot for the new layer, read from blobfd. */
-static int commit_manifest(struct import *im, const char *base_id, int blobfd, struct sbx_error *e)
+/* The base image's layers (each present in the store), Env, WorkingDir and base directory
+ * into m (or base_dir as the base), plus one slot for the new layer, read from blobfd. */
+static int commit_manifest(struct import *im, const char *base_id, const char *base_dir, int blobfd,
+                           struct sbx_error *e)
 {
         struct image_info base = {0};
         if (base_id &&
@@ -398,13 +405,16 @@ static int commit_manifest(struct import *im, const char *base_id, int blobfd, s
                 r = sbx_internal(e, errno, "failed to read the new layer");
         im->m.env = TAKE_PTR(base.env);
         im->m.workdir = TAKE_PTR(base.workdir);
+        im->base = TAKE_PTR(base.base);
+        if (r == 0 && !base_id && base_dir && asprintf(&im->base, "rootfs:%s", base_dir) < 0)
+                r = (im->base = NULL, -ENOMEM);
         im->m.id[0] = 'x'; /* not the tarball's digest: set by commit_id once all are known */
         image_info_free(&base);
         return r;
 }
 
-int image_commit(const char *ref, const char *base_id, int blobfd, bool replace,
-                 struct image_info *ret, struct sbx_error *e)
+int image_commit(const char *ref, const char *base_id, const char *base_dir, int blobfd,
+                 bool replace, struct image_info *ret, struct sbx_error *e)
 {
         _cleanup_free_ char *name = NULL, *tag = NULL;
         if (image_ref_split(ref, &name, &tag) < 0)
@@ -424,10 +434,11 @@ int image_commit(const char *ref, const char *base_id, int blobfd, bool replace,
                 r = sbx_internal(e, errno, "failed to open the store's layers");
                 goto out;
         }
-        if ((r = make_workdir(&im, e)) < 0 || (r = commit_manifest(&im, base_id, blobfd, e)) < 0)
+        if ((r = make_workdir(&im, e)) < 0 ||
+            (r = commit_manifest(&im, base_id, base_dir, blobfd, e)) < 0)
                 goto out;
         r = import_layer(&im, im.m.n_layers - 1, &b, e);
-        if (r == 0 && (r = commit_id(&im.m, im.m.id)) < 0)
+        if (r == 0 && (r = commit_id(&im.m, im.base, im.m.id)) < 0)
                 r = sbx_internal(e, -r, "failed to name the image");
         char old[DIGEST_HEX_LEN + 1];
         if (r == 0 && !replace && store_tag_get(im.storefd, name, tag, old) == 0 &&

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../config/config-internal.h"
 #include "shared/macros.h"
 #include "shared/util.h"
 #include "image-internal.h"
@@ -52,6 +53,7 @@ void image_info_free(struct image_info *i)
         strv_freep(&i->layers);
         strv_freep(&i->env);
         free(i->workdir);
+        free(i->base);
         *i = (struct image_info){0};
 }
 
@@ -205,6 +207,15 @@ static int json_strv(struct json_object *o, const char *key, char ***ret)
         return 0;
 }
 
+/* The only base a record may name: "rootfs:" and a directory as --rootfs takes it (absolute,
+ * normal, no "..", not "/"). */
+static bool base_valid(const char *b)
+{
+        _cleanup_free_ char *norm = NULL;
+        return strncmp(b, "rootfs:", 7) == 0 && path_normalize(b + 7, &norm) == 0 &&
+               strcmp(norm, b + 7) == 0 && strcmp(norm, "/") != 0;
+}
+
 int store_record_read(int storefd, const char *id, struct image_info *ret)
 {
         char path[128];
@@ -226,6 +237,10 @@ int store_record_read(int storefd, const char *id, struct image_info *ret)
             json_object_is_type(v, json_type_string) &&
             !(i.workdir = strdup(json_object_get_string(v))))
                 r = -ENOMEM;
+        if (r == 0 && json_object_object_get_ex(o, "base", &v) &&
+            json_object_is_type(v, json_type_string) &&
+            !(i.base = strdup(json_object_get_string(v))))
+                r = -ENOMEM;
         if (json_object_object_get_ex(o, "size", &v))
                 i.size = (uint64_t)json_object_get_int64(v);
         if (json_object_object_get_ex(o, "created", &v))
@@ -235,6 +250,8 @@ int store_record_read(int storefd, const char *id, struct image_info *ret)
                 if (!digest_hex_valid(i.layers[k]))
                         r = -EINVAL;
         if (r == 0 && (!i.layers || !i.layers[0]))
+                r = -EINVAL;
+        if (r == 0 && i.base && !base_valid(i.base))
                 r = -EINVAL;
         if (r < 0) {
                 image_info_free(&i);
@@ -262,6 +279,10 @@ int store_record_write(int storefd, const struct image_info *i)
                 json_cstr(&b, i->workdir);
         else
                 buf_puts(&b, "null");
+        if (i->base) {
+                buf_puts(&b, ",\"base\":");
+                json_cstr(&b, i->base);
+        }
         buf_printf(&b, ",\"size\":%llu,\"created\":%lld}\n", (unsigned long long)i->size,
                    (long long)i->created_at);
         if (!b.data)

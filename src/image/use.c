@@ -54,6 +54,23 @@ static int hold_record(int storefd, const char *id)
         return st.st_nlink == 0 ? -ENOENT : TAKE_FD(fd);
 }
 
+/* A commit of a --rootfs session: the directory it was made on must still be one (it is
+ * used read-only, the lowest layer of the root, as --rootfs uses it). */
+static int base_dir_check(struct sbx_config *c, const char *name, const char *tag, const char *dir,
+                          struct sbx_error *e)
+{
+        struct stat st;
+        int err = stat(dir, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+        if (err)
+                return sbx_fail(e, EXIT_FAILED, "not_found", err,
+                                "image '%s:%s' is based on the directory '%s', which is no "
+                                "longer a directory",
+                                name, tag, dir);
+        free(c->image_rootfs);
+        c->image_rootfs = strdup(dir);
+        return c->image_rootfs ? 0 : -ENOMEM;
+}
+
 /* The image is not in the store: pull it (unless [images] pull = never) and use what the
  * pull stored, whose name may be shorter ("docker.io/library/python:3" is "python:3"). */
 static int pull_missing(struct sbx_config *c, const struct image_pull_opts *pull,
@@ -116,6 +133,8 @@ int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct s
                                      "image '%s:%s' lacks its layer %.12s: import it again", name,
                                      tag, info.layers[i]);
         }
+        if (r == 0 && info.base)
+                r = base_dir_check(c, name, tag, info.base + 7, e);
         if (r == 0 && asprintf(&c->image_layers_dir, "%s/layers", store) < 0) {
                 c->image_layers_dir = NULL;
                 r = -ENOMEM;
@@ -148,8 +167,8 @@ int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_e
         if (!digest_hex_valid(id) || store_record_read(storefd, id, &info) < 0)
                 return sbx_fail(e, EXIT_FAILED, "not_found", 0,
                                 "the session's image (%.12s) is no longer in the store", id);
-        size_t n = strv_len(info.layers);
-        int *fds = calloc(n ? n : 1, sizeof(int));
+        size_t n = strv_len(info.layers), all = n + (info.base ? 1 : 0);
+        int *fds = calloc(all, sizeof(int));
         for (size_t i = 0; fds && i < n; i++) {
                 char path[96];
                 snprintf(path, sizeof(path), "layers/%s", info.layers[n - 1 - i]);
@@ -159,9 +178,17 @@ int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_e
                                      "the session's image lacks its layer %.12s",
                                      info.layers[n - 1 - i]);
         }
+        if (fds && info.base) {
+                fds[n] = open(info.base + 7, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (fds[n] < 0 && r == 0)
+                        r = sbx_fail(e, EXIT_FAILED, "not_found", errno,
+                                     "failed to open the image's base directory '%s'",
+                                     info.base + 7);
+        }
         image_info_free(&info);
         if (!fds)
                 return sbx_internal(e, ENOMEM, "out of memory");
+        n = all;
         if (r < 0) {
                 for (size_t i = 0; i < n; i++)
                         if (fds[i] >= 0)

@@ -3,7 +3,8 @@
  * `sbx commit` (commit.h, docs/design/commit.md): the supervisor hands over an fd of the
  * session's writable layer (as for diff), the overlay upper of its root is written as a layer
  * tar into an unnamed file of the store's tmp/ (ops/layertar.c), and the store imports that
- * tar on top of the session's image (image/import.c), through the unpacker every import uses.
+ * tar on top of the session's image or --rootfs directory (image/import.c), through the
+ * unpacker every import uses.
  */
 #include "commit.h"
 
@@ -41,27 +42,33 @@ static int check_ref(const char *ref, struct sbx_error *e)
         return why ? sbx_usage(e, "invalid image '%s': %s", ref, why) : 0;
 }
 
-/* The image the session's root is made of (hex into id), or exit 4 for another base. */
+/* What the session's root is made of: an image (hex into id) or a --rootfs directory (into
+ * *ret_dir, the state's string), or exit 4 for the host base and read-only sessions. */
 static int session_base(const struct session_state *st, const char *who, char *id,
-                        struct sbx_error *e)
+                        const char **ret_dir, struct sbx_error *e)
 {
         const char *b = st->base ? st->base : "";
-        if (strncmp(b, "image:", 6) == 0 && strlen(b + 6) == DIGEST_HEX_LEN) {
-                snprintf(id, DIGEST_HEX_LEN + 1, "%s", b + 6);
-                return 0;
-        }
+        *ret_dir = NULL;
+        id[0] = '\0';
         if (st->read_only)
                 return sbx_unsupported(e, 0,
                                        "cannot commit session '%s': it is read-only (it has "
                                        "no writable layer)",
                                        who);
+        if (strncmp(b, "image:", 6) == 0 && strlen(b + 6) == DIGEST_HEX_LEN) {
+                snprintf(id, DIGEST_HEX_LEN + 1, "%s", b + 6);
+                return 0;
+        }
+        if (strncmp(b, "rootfs:/", 8) == 0) {
+                *ret_dir = b + 7;
+                return 0;
+        }
+        /* The host base is the host's /usr under a root generated per session (its /etc
+         * among it): its writable layer is not one tree over one base (docs/design/images.md). */
         return sbx_unsupported(e, 0,
-                               "cannot commit session '%s': only sessions made with --image can "
-                               "be committed (its base is %s)",
-                               who,
-                               strncmp(b, "rootfs:", 7) == 0 ? "a --rootfs directory"
-                               : b[0]                        ? "the host's"
-                                                             : "unknown");
+                               "cannot commit session '%s': only sessions made with --image or "
+                               "--rootfs can be committed (its base is %s)",
+                               who, b[0] ? "the host's" : "unknown");
 }
 
 /* Refuse while commands run (unless pausing); freeze when asked. *ret_thaw: we froze it. */
@@ -170,9 +177,10 @@ static int commit_locked(int ctl, const struct session_state *st, const char *wh
                          bool replace, struct commit_result *res, struct sbx_error *e)
 {
         char base[DIGEST_HEX_LEN + 1];
+        const char *dir = NULL;
         _cleanup_close_ int upper = -1, tar = -1;
         struct layertar_stats ls = {0};
-        int r = session_base(st, who, base, e);
+        int r = session_base(st, who, base, &dir, e);
         if (r == 0)
                 r = open_upper(ctl, who, &upper, e);
         if (r == 0)
@@ -181,7 +189,7 @@ static int commit_locked(int ctl, const struct session_state *st, const char *wh
         res->entries = ls.entries;
         struct image_info info = {0};
         if (r == 0)
-                r = image_commit(ref, base, tar, replace, &info, e);
+                r = image_commit(ref, dir ? NULL : base, dir, tar, replace, &info, e);
         if (r < 0)
                 return r;
         memcpy(res->id, info.id, sizeof(res->id));
@@ -193,7 +201,9 @@ static int commit_locked(int ctl, const struct session_state *st, const char *wh
         res->name = TAKE_PTR(info.name);
         res->tag = TAKE_PTR(info.tag);
         image_info_free(&info);
-        return asprintf(&res->base, "image:%s", base) < 0 ? -ENOMEM : 0;
+        return asprintf(&res->base, "%s%s", dir ? "rootfs:" : "image:", dir ? dir : base) < 0
+                   ? -ENOMEM
+                   : 0;
 }
 
 int session_commit(const char *id_or_name, const char *ref, const struct commit_opts *opts,
@@ -211,7 +221,8 @@ int session_commit(const char *id_or_name, const char *ref, const struct commit_
                 return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
         int64_t start = audit_now_ms();
         char base[DIGEST_HEX_LEN + 1];
-        if ((r = session_base(&st, id_or_name, base, e)) < 0)
+        const char *dir;
+        if ((r = session_base(&st, id_or_name, base, &dir, e)) < 0)
                 return r;
         bool thaw = false;
         r = quiesce(ctl, id_or_name, opts, &thaw, e);

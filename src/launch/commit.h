@@ -29,7 +29,7 @@ struct commit_result {
         char id[DIGEST_HEX_LEN + 1];    /* the new image's id (sha256 hex), its digest */
         char layer[DIGEST_HEX_LEN + 1]; /* the new layer's id (sha256 hex of its tar) */
         char *name, *tag;               /* the reference it was tagged as (tag "latest") */
-        char *base;                     /* "image:<id>" or "host" */
+        char *base;                     /* "image:<id>" or "rootfs:<dir>" */
         uint64_t layer_bytes;           /* logical bytes of the new layer */
         uint64_t entries;               /* its entries (whiteouts included) */
 };
@@ -42,7 +42,7 @@ void commit_result_free(struct commit_result *r);
  * image (and no opts->replace); 1 busy: the session is running a
  * command (and no opts->pause); 1 paused: with opts->pause on a session already paused by
  * the user is fine (it stays paused), 1 limit: the layer exceeds the session's disk limit;
- * 4 unsupported: a session whose base cannot be recorded (--rootfs DIR, read-only); else 125
+ * 4 unsupported: a session whose base cannot be recorded (the host base, read-only); else 125
  * internal. Nothing is left in the store on failure.
  */
 int session_commit(const char *id_or_name, const char *ref, const struct commit_opts *opts,

@@ -342,11 +342,12 @@ static const struct spec specs[] = {
      {OPERAND_SESSION},
      {{0}}},
     {"commit",
-     "Save a session made from an image as a new image NAME:TAG (its filesystem changes as a "
-     "layer on that image; /workspace and /tmp are not included), to create later sessions "
+     "Save a session made from an image or a rootfs directory as a new image NAME:TAG (its "
+     "filesystem changes as a layer on that base; /workspace and /tmp are not included; a "
+     "rootfs directory is referenced, not copied), to create later sessions "
      "from with create's image. Returns the image id. Fails with code busy while a command "
      "runs (pass pause to freeze the session for the snapshot), exists when NAME:TAG names "
-     "another image, unsupported for sessions not made from an image.",
+     "another image, unsupported for sessions on the host's base.",
      NULL,
      {OPERAND_SESSION,
       {.name = "image",

@@ -57,6 +57,12 @@ int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struc
                 if (src->layers_fd < 0)
                         return sbx_fail(e, EXIT_FAILED, "not_found", errno,
                                         "failed to open the layers of image '%s'", c->image);
+                /* a commit of a --rootfs session: its directory, below the layers */
+                if (c->image_rootfs &&
+                    (src->base_fd = open(c->image_rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                        return sbx_fail(e, EXIT_FAILED, "not_found", errno,
+                                        "failed to open the base directory '%s' of image '%s'",
+                                        c->image_rootfs, c->image);
         } else if (c->rootfs && strcmp(c->rootfs, "host") != 0) {
                 src->base_fd = open(c->rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (src->base_fd < 0)
@@ -187,7 +193,8 @@ static int mount_custom_base(const struct sbx_config *c, const struct rootfs_sou
  * every session of the image, never copied) with the upper in the writable layer. As root the
  * layers come through the idmapped clone of the store the supervisor made (root-owned image
  * files stay root's inside); otherwise straight from the store (the caller's own files).
- * Layers are added one by one with "lowerdir+" (Linux 6.8), top first.
+ * Layers are added one by one with "lowerdir+" (Linux 6.8), top first. An image committed
+ * from a --rootfs session has that directory as its lowest layer (as --rootfs mounts it).
  */
 static int mount_image_base(const struct sbx_config *c, const struct rootfs_sources *src,
                             int newrootfd, struct sbx_error *e)
@@ -206,7 +213,7 @@ static int mount_image_base(const struct sbx_config *c, const struct rootfs_sour
                 n++;
         if (mkdir(LAYER "/upper/root", 0755) < 0 || mkdir(LAYER "/work/root", 0755) < 0)
                 return sbx_internal(e, errno, "failed to create the root overlay dirs");
-        _cleanup_free_ const char **opts = calloc(2 * n + 10, sizeof(char *));
+        _cleanup_free_ const char **opts = calloc(2 * n + 12, sizeof(char *));
         _cleanup_free_ char *paths = malloc(n * 160);
         if (!opts || !paths)
                 return -ENOMEM;
@@ -216,6 +223,12 @@ static int mount_image_base(const struct sbx_config *c, const struct rootfs_sour
                 snprintf(p, 160, "%s/%s", base, c->image_layers[i]);
                 opts[k++] = "lowerdir+";
                 opts[k++] = p;
+        }
+        char dir[64];
+        if (src->base_fd >= 0) {
+                snprintf(dir, sizeof(dir), "/proc/self/fd/%d", src->base_fd);
+                opts[k++] = "lowerdir+";
+                opts[k++] = dir;
         }
         const char *tail[] = {"upperdir",         LAYER "/upper/root", "workdir",
                               LAYER "/work/root", "userxattr",         NULL};
@@ -367,7 +380,7 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
         if (hostfd < 0)
                 return sbx_internal(e, errno, "failed to open the host root");
 
-        if (src->base_fd < 0 && src->layers_fd < 0) {
+        if (src->base_fd < 0 && src->layers_fd < 0) { /* the host base */
                 if ((r = setup_usr(c, src, rootfd, e)) < 0 ||
                     (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
                     (r = rootfs_setup_etc(c, rootfd, hostfd, h, e)) < 0)
