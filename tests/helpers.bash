@@ -81,16 +81,34 @@ sbx_procs() {
 # one SBX_PROCESS=<name> entry (the caller's must not be visible inside): for those the nearest
 # ancestor with an environment decides (the supervisor, or the sbx client of an exec); one
 # whose ancestors are gone is counted as ours.
+# _sbx_orphan_ours PID: an sbx process whose parent is init (a detached command's keeper: it
+# has no caller's environment to tell whose it is) is ours when it holds a file of one of our
+# runtime dirs, not ours when it holds one of another session's (another test running at the
+# same time), and ours when it holds none (nothing tells it is somebody else's).
+_sbx_orphan_ours() {
+        local f d other=false
+        for f in "/proc/$1"/fd/*; do
+                f=$(readlink "$f" 2>/dev/null) || continue
+                for d in "${sbx_runtime_dirs[@]}"; do
+                        [[ $f == "$d"/* ]] && return 0
+                done
+                [[ $f == */sb_[0-9a-f]*/* ]] && other=true
+        done
+        ! $other
+}
+
 _sbx_ours() {
-        local env rt d pid=$1 hops=0
+        local env rt d pid=$1 hops=0 top
         [ -d "/proc/$pid" ] || return 1 # gone meanwhile
         while :; do
                 env=$(tr '\0' '\n' 2>/dev/null <"/proc/$pid/environ") || return 0
                 [ -z "$env" ] && return 0
                 [[ $env =~ ^SBX_PROCESS=sbx-[a-z]+$ ]] || break
+                top=$pid
                 pid=$(awk '/^PPid:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || return 0
                 hops=$((hops + 1))
-                [ -n "$pid" ] && [ "$pid" -gt 1 ] && [ "$hops" -lt 16 ] || return 0
+                [ -n "$pid" ] && [ "$hops" -lt 16 ] || return 0
+                [ "$pid" -gt 1 ] || { _sbx_orphan_ours "$top"; return; }
         done
         rt=$(sed -n 's/^SBX_RUNTIME_DIR=//p' <<<"$env" | head -n 1)
         for d in "${sbx_runtime_dirs[@]}"; do
