@@ -107,6 +107,38 @@ execd() {
         [[ $stderr == *"is empty"* ]] || fail "stderr: $stderr"
 }
 
+@test "serve: given no key it makes one only its user can read; without it nobody gets in" {
+        local out=$BATS_TEST_TMPDIR/serve.out err=$BATS_TEST_TMPDIR/serve.err kf
+        kf=$SBX_RUNTIME_DIR/serve.key
+        env -u SBX_SERVE_API_KEY "$SBX" serve --config "$BATS_TEST_TMPDIR/serve.ini" \
+                --listen 127.0.0.1:0 >"$out" 2>"$err" 3>&- &
+        serve_pid=$!
+        wait_until 10 grep -q '^listening on http://' "$out" || fail "no start: $(cat "$out" "$err")"
+        base=$(sed -n 's|^listening on ||p' "$out")
+        grep -qF "clients send the one in $kf as OPEN-SANDBOX-API-KEY" "$err" || fail "$(cat "$err")"
+        [ "$(stat -c '%a %u' "$kf")" = "600 $(id -u)" ] || fail "key file: $(stat -c '%a %u' "$kf")"
+        [[ $(cat "$kf") =~ ^[0-9a-f]{64}$ ]] || fail "key: $(cat "$kf")"
+        # another user of the host, without the key (the attack): 401, nothing listed
+        local resp
+        resp=$(setpriv --reuid=65534 --regid=65534 --clear-groups \
+                curl -s -w '\n%{http_code}' "$base/v1/sandboxes")
+        [ "${resp##*$'\n'}" = 401 ] || fail "without the key: $resp"
+        [[ $resp == *MISSING_API_KEY* ]] || fail "$resp"
+        setpriv --reuid=65534 --regid=65534 --clear-groups cat "$kf" 2>/dev/null &&
+                fail "another user reads the key file"
+        # a page's request with a plausible key: refused
+        code=$(curl -s -o /dev/null -w '%{http_code}' -H 'OPEN-SANDBOX-API-KEY: 0' \
+                -H 'Origin: http://evil.example' "$base/v1/sandboxes")
+        [ "$code" = 401 ] || fail "wrong key: $code"
+        # positive control: the key from the file opens the API
+        code=$(curl -s -o "$BATS_TEST_TMPDIR/b" -w '%{http_code}' \
+                -H "OPEN-SANDBOX-API-KEY: $(cat "$kf")" "$base/v1/sandboxes")
+        [ "$code" = 200 ] || fail "with the key: $code $(cat "$BATS_TEST_TMPDIR/b")"
+        kill "$serve_pid"
+        wait "$serve_pid" || fail "serve exited with $?"
+        serve_pid=
+}
+
 @test "serve: the API key is required, compared exactly; /health needs none" {
         start_serve
         code=$(curl -s -o "$BATS_TEST_TMPDIR/b" -w '%{http_code}' "$base/v1/sandboxes")

@@ -29,9 +29,8 @@ static bool secret_equal(const char *got, const char *want)
 
 static bool key_ok(struct serve *srv, struct serve_request *rq, struct serve_response *rs)
 {
-        if (!srv->opt.api_key)
-                return true;
-        const char *key = serve_header(rq, SERVE_KEY_HEADER);
+        /* serve_run made one when none was given: without a key nothing is answered */
+        const char *key = srv->opt.api_key ? serve_header(rq, SERVE_KEY_HEADER) : NULL;
         if (!key || !*key) {
                 serve_reply_error(rs, 401, "MISSING_API_KEY",
                                   "Authentication credentials are missing: send the API key "

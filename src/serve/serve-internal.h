@@ -16,6 +16,7 @@
 #define SERVE_KEY_HEADER "OPEN-SANDBOX-API-KEY"
 /* A request body held in memory (every route but uploads): larger is answered 413. */
 #define SERVE_MAX_BODY (1u << 20)
+#define SERVE_KEY_LEN 64 /* hex digits of a key serve makes */
 
 struct serve {
         struct serve_options opt;
@@ -25,9 +26,13 @@ struct serve {
         char host[64]; /* the address as clients reach it, for endpoint URLs: "127.0.0.1:8083" */
         struct sbx_config config; /* the [serve] keys and the rest, loaded once at start */
         struct serve_policy policy;
-        uint64_t max_upload; /* [serve] max_upload */
-        char **child_env;    /* the environment of the sbx commands serve runs */
+        uint64_t max_upload;              /* [serve] max_upload */
+        char **child_env;                 /* the environment of the sbx commands serve runs */
+        char made_key[SERVE_KEY_LEN + 1]; /* the key serve made when given none (key.c) */
 };
+
+/* key.c: a new random key in out, written to RT/serve.key (0600) and named on stderr. */
+int serve_key_make(char out[static SERVE_KEY_LEN + 1], struct sbx_error *e);
 
 struct serve_conn {
         struct MHD_Connection *c;

@@ -19,7 +19,7 @@
 /* What `sbx serve` was started with (cli/cmd_serve.c fills it). */
 struct serve_options {
         const char *listen;      /* "ADDR:PORT" (default 127.0.0.1:8083) */
-        const char *api_key;     /* NULL: no key (allowed on a loopback address only) */
+        const char *api_key;     /* NULL: serve makes one (key.c; on a loopback address only) */
         const char *config_file; /* --config, handed on to every sbx command serve runs */
 };
 

@@ -270,6 +270,15 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
                 config_free(&srv.config);
                 return srv.mhd ? r : -ENOSYS;
         }
+        /* never without a key: one is made after the address check (key.c says why) */
+        if (!srv.opt.api_key) {
+                if ((r = serve_key_make(srv.made_key, e)) < 0) {
+                        (void)close(srv.listen_fd);
+                        config_free(&srv.config);
+                        return r;
+                }
+                srv.opt.api_key = srv.made_key;
+        }
         srv.child_env = env_without_key();
         if (!srv.child_env) {
                 (void)close(srv.listen_fd);
