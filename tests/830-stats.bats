@@ -158,6 +158,8 @@ stats() {
 }
 
 @test "mcp: the stats tool answers for a session the server created, not for others" {
+        # an idle session may count no process against its pids limit: on cgroup v1 the init
+        # and its reapers stay outside the command's memory and pids cgroups
         new_session
         local other=$sid in=$BATS_TEST_TMPDIR/mcp.in
         printf '%s\n' \
@@ -171,7 +173,8 @@ stats() {
         _expect 0 "$SBX" mcp <"$in"
         jq -s -e 'map(select(.id == 3))[0] | .result.isError == false and
                 (.result.structuredContent.disk.total_bytes > 0) and
-                (.result.structuredContent.pids.current >= 1)' <<<"$output" >/dev/null ||
+                (.result.structuredContent.pids.limit == 256) and
+                (.result.structuredContent.pids.current >= 0)' <<<"$output" >/dev/null ||
                 fail "no stats: $(jq -c 'select(.id == 3)' <<<"$output")"
         jq -s -e 'map(select(.id == 4))[0] | .result.isError == true' <<<"$output" >/dev/null ||
                 fail "stats of a session the server did not make: $(jq -c 'select(.id == 4)' <<<"$output")"
