@@ -294,6 +294,35 @@ execd() {
         # no networkPolicy and [serve] network unset: no network but loopback
         sbx_ok exec "$sid" sh -c "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' '"
         [ "$output" = lo ] || fail "interfaces: $output"
+        # a directory another user owns (as a sandbox's writable volume is) on the way: its
+        # owner could swap an entry for a symlink between serve's check and the mount. The
+        # attack runs (that user swaps a directory and a symlink to "other" in a loop) and
+        # every request is refused; the same name under a directory of root's is taken above.
+        mkdir -p "$pubdir/allowed/theirs/x" "$pubdir/allowed/theirs/y"
+        rm -rf "$pubdir/allowed/theirs/y" && ln -s "$pubdir/other" "$pubdir/allowed/theirs/y"
+        chown -R 1000:1000 "$pubdir/allowed/theirs"
+        setpriv --reuid=1000 --regid=1000 --clear-groups /usr/bin/python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+d = sys.argv[1].encode()
+while os.path.exists(sys.argv[1]):
+    libc.renameat2(-100, d + b"/x", -100, d + b"/y", 2)  # RENAME_EXCHANGE
+' "$pubdir/allowed/theirs" &
+        local swapper=$! i
+        sleep 0.3
+        kill -0 "$swapper" || fail "the swapping loop does not run"
+        for i in 1 2 3 4 5; do
+                api POST /v1/sandboxes "{\"image\":{\"uri\":\"x\"},\"volumes\":[{\"name\":\"v\",
+                        \"host\":{\"path\":\"$pubdir/allowed/theirs\"},\"subPath\":\"x\",\"mountPath\":\"/mnt/w\"}]}"
+                [ "$code" = 400 ] || { kill "$swapper"; fail "try $i: $code $body"; }
+                [[ $body == *"another user"* || $body == *volume_roots* ]] ||
+                        { kill "$swapper"; fail "try $i: $body"; }
+        done
+        kill -0 "$swapper" || fail "the swapping loop stopped: the attack did not run throughout"
+        kill "$swapper"
+        wait "$swapper" 2>/dev/null || true
+        sbx_ok list --json
+        [ "$(jq length <<<"$output")" = 1 ] || fail "sessions made: $output"
 }
 
 @test "serve: bad JSON, unknown ids and routes, oversized bodies" {

@@ -10,7 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include "create_req.h"
 
@@ -157,6 +159,43 @@ static bool under_root(char **roots, const char *real)
         return false;
 }
 
+/*
+ * The check above is on a path, and the sbx create that mounts it resolves the path again:
+ * whoever can rename or replace an entry on the way in between (a sandbox writing its own
+ * volume, another user) could swap in a symlink to any directory. So every directory in
+ * which a component of real is looked up must be root's or serve's own user's, and one
+ * that others may write must be sticky with the entry root's or ours: then only root and
+ * serve's user can change what real names before it is mounted.
+ */
+static bool path_stable(const char *real)
+{
+        uid_t me = geteuid();
+        char parent[PATH_MAX] = "/", child[PATH_MAX];
+        const char *p = real;
+        while (*p == '/')
+                p++;
+        while (*p) {
+                size_t k = strcspn(p, "/");
+                int w = snprintf(child, sizeof(child), "%s%s%.*s", parent,
+                                 strcmp(parent, "/") == 0 ? "" : "/", (int)k, p);
+                if (w < 0 || (size_t)w >= sizeof(child))
+                        return false;
+                struct stat ds, cs;
+                if (lstat(parent, &ds) < 0 || lstat(child, &cs) < 0)
+                        return false;
+                if (ds.st_uid != 0 && ds.st_uid != me)
+                        return false;
+                bool shared = ds.st_mode & (S_IWGRP | S_IWOTH);
+                if (shared && !((ds.st_mode & S_ISVTX) && (cs.st_uid == 0 || cs.st_uid == me)))
+                        return false;
+                memcpy(parent, child, (size_t)w + 1);
+                p += k;
+                while (*p == '/')
+                        p++;
+        }
+        return true;
+}
+
 static int map_volume(const struct serve_policy *p, json_object *v, struct serve_argv *a, char *why,
                       size_t n)
 {
@@ -185,6 +224,12 @@ static int map_volume(const struct serve_policy *p, json_object *v, struct serve
                 return refuse(why, n,
                               "volume host path '%s' is not under a directory allowed "
                               "by [serve] volume_roots",
+                              full);
+        if (!path_stable(real))
+                return refuse(why, n,
+                              "volume host path '%s' is reached through a directory that "
+                              "another user (or a sandbox's volume) can change: use a path "
+                              "whose directories only root or serve's user can write",
                               full);
         serve_argv_add(a, "--mount=%s:%s%s", real, target,
                        ro && json_object_get_boolean(ro) ? ":ro" : "");
