@@ -33,9 +33,11 @@ struct tw {
         const struct layertar_opts *o;
         struct layertar_stats *st;
         struct sbx_error *e;
-        /* a host base's newroot/: a plain directory, not an overlay upper (a 0/0 device is a
-         * device, user.overlay.* means nothing), read against the snapshot */
+        /* a host base's root, read against the snapshot (NULL: every entry is the session's) */
         const struct snapset *snap;
+        /* newroot/, a plain directory, not an overlay upper: a 0/0 device is a device and
+         * user.overlay.* means nothing */
+        bool plain;
 };
 
 static uint32_t map_id(const struct tw *w, uint32_t host)
@@ -235,7 +237,7 @@ static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path,
                 if (pick == PICK_SKIP)
                         return 0;
                 descend_only = pick == PICK_DESCEND;
-                whiteout = false;
+                whiteout = whiteout && !w->plain;
         }
         if (buf_printf(path, "%s%s%s", path->len ? "/" : "", whiteout ? ".wh." : "", dname) < 0)
                 return -ENOMEM;
@@ -278,7 +280,7 @@ static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path,
                         r = sbx_internal(w->e, -r, "failed to write the layer");
                 path->len--;
                 path->data[path->len] = '\0';
-                if (r == 0 && !w->snap &&
+                if (r == 0 && !w->plain &&
                     fgetxattr(sub, "user.overlay.opaque", v, sizeof(v) - 1) > 0 && v[0] == 'y') {
                         size_t here = path->len;
                         if (buf_puts(path, "/.wh..wh..opq") < 0)
@@ -391,13 +393,17 @@ int layertar_write_host(int layer_fd, const char *snapshot, size_t len, int out_
                 return sbx_internal(e, errno, "failed to open the writable layer");
         struct tw w = {.out = out_fd, .dev = lst.st_dev, .o = o, .st = st, .e = e, .snap = &set};
         _cleanup_buf_ struct buf path = {0};
-        int root = open_layer_dir(layer_fd, "newroot", w.dev);
+        /* a session of an image committed from a host base has an overlay root: its upper */
+        _cleanup_close_ int up = open_layer_dir(layer_fd, "upper", w.dev);
+        int root = up >= 0 ? open_layer_dir(up, "root", w.dev) : up;
+        w.plain = root == -ENOENT;
+        if (w.plain)
+                root = open_layer_dir(layer_fd, "newroot", w.dev);
         if (root < 0)
                 return sbx_internal(e, -root, "failed to open the writable layer's root");
         if ((r = walk(&w, root, &path, 0)) < 0)
                 return r;
         /* then the /usr overlay's upper, as usr/ (its whiteouts delete host files) */
-        _cleanup_close_ int up = open_layer_dir(layer_fd, "upper", w.dev);
         int usr = up >= 0 ? open_layer_dir(up, "usr", w.dev) : up;
         struct stat ust;
         if (usr < 0 || fstat(usr, &ust) < 0) {
@@ -407,6 +413,7 @@ int layertar_write_host(int layer_fd, const char *snapshot, size_t len, int out_
                                     "failed to open the writable layer's /usr");
         }
         w.snap = NULL;
+        w.plain = false;
         path.len = 0;
         if (buf_puts(&path, "usr") < 0)
                 r = -ENOMEM;

@@ -59,6 +59,45 @@ static int run(int layer, const char *snap, size_t len, struct buf *out, struct 
         return r;
 }
 
+/* A session of an image committed from a host base: its root is an overlay whose upper is
+ * upper/root/; there whiteouts and opaque directories are the session's deletions. */
+static void test_overlay_root(void)
+{
+        static const char *const base[] = {"l2",
+                                           "l2/upper",
+                                           "l2/upper/root",
+                                           "l2/upper/usr",
+                                           "l2/upper/root/etc",
+                                           "l2/newroot",
+                                           "l2/workspace",
+                                           "l2/tmp",
+                                           NULL};
+        dirs(base);
+        put("l2/upper/root/etc/hosts", "127.0.0.1 localhost\n");
+        int layer = open("l2", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        struct buf snap = {0}, out = {0};
+        CHECK(layerdiff_snapshot(layer, &snap) == 0);
+        static const char *const mine[] = {"l2/upper/root/opt", "l2/upper/root/srv", NULL};
+        dirs(mine);
+        /* deletes a file of the image's layer below, and sbx's generated /etc/hosts */
+        CHECK(mknod("l2/upper/root/opt/x", S_IFCHR | 0600, makedev(0, 0)) == 0);
+        CHECK(unlink("l2/upper/root/etc/hosts") == 0 &&
+              mknod("l2/upper/root/etc/hosts", S_IFCHR | 0600, makedev(0, 0)) == 0);
+        put("l2/upper/root/opt/new", "n\n");
+        CHECK(setxattr("l2/upper/root/srv", "user.overlay.opaque", "y", 1, 0) == 0);
+        struct sbx_error e = {0};
+        CHECK(run(layer, snap.data, snap.len, &out, &e) == 0);
+        CHECK_STR(out.data, "5 opt/ 755\n"
+                            "0 opt/new 644\n"
+                            "0 opt/.wh.x 644\n"
+                            "5 srv/ 755\n"
+                            "0 srv/.wh..wh..opq 644\n"
+                            "5 usr/ 755\n");
+        buf_freep(&out);
+        buf_freep(&snap);
+        close(layer);
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
         (void)st;
@@ -161,6 +200,7 @@ int main(void)
         buf_freep(&out);
         buf_freep(&snap);
         close(layer);
+        test_overlay_root();
         CHECK(chdir("/") == 0 && nftw(tmpl, rm_one, 16, FTW_DEPTH | FTW_PHYS) == 0);
         return unit_done();
 }
