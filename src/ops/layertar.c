@@ -189,10 +189,11 @@ static int walk(struct tw *w, int dfd, struct buf *path, int depth);
 enum { PICK_PUT, PICK_SKIP, PICK_DESCEND };
 
 /* A host base's mount points and scratch directories: what a session has there is its own
- * (/tmp, /workspace, /run, /var/tmp), the kernel's (/proc, /sys, /dev), or the host's /usr,
- * whose changes are the /usr overlay's upper, walked on its own. */
-static const char *const host_skip[] = {"/usr", "/proc", "/sys",     "/dev",
-                                        "/run", "/tmp",  "/var/tmp", "/workspace"};
+ * (/tmp, /workspace, /run, /var/tmp), the kernel's (/proc, /sys, /dev), the host's /usr, whose
+ * changes are the /usr overlay's upper, walked on its own, or /etc: generated afresh for every
+ * session (its files are written with O_EXCL and must win), so never committed. */
+static const char *const host_skip[] = {"/usr", "/proc", "/sys",     "/dev",      "/run",
+                                        "/tmp", "/etc",  "/var/tmp", "/workspace"};
 
 static int snapent_cmp(const void *a, const void *b)
 {

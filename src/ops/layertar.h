@@ -40,11 +40,11 @@ int layertar_write(int upper_fd, int out_fd, const struct layertar_opts *o,
  * The root is newroot/, a plain directory (a session-made 0/0 device there is a device:
  * dropped; user.overlay.* is not read), or, for a session of an image committed from a host
  * base, the root overlay's upper upper/root/ (whiteouts and opaque directories kept).
- * Left out of the root: every entry the snapshot has (sbx's generated /etc files, its /bin
- * links; a directory of sbx's that is still the same inode -- the layer is a tmpfs, which
+ * Left out of the root: every entry the snapshot has (sbx's /bin links, the directories it
+ * made; a directory of sbx's that is still the same inode -- the layer is a tmpfs, which
  * never reuses one -- is walked for what the session put in it, without its own header), and
- * /usr, /proc, /sys, /dev, /run, /tmp, /var/tmp, /workspace whole. An empty snapshot is
- * refused (exit 4): sbx's files would read as the session's.
+ * /etc (generated per session), /usr, /proc, /sys, /dev, /run, /tmp, /var/tmp, /workspace whole. An
+ * empty snapshot is refused (exit 4): sbx's files would read as the session's.
  */
 int layertar_write_host(int layer_fd, const char *snapshot, size_t len, int out_fd,
                         const struct layertar_opts *o, struct layertar_stats *st,
