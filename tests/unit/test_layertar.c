@@ -172,8 +172,7 @@ int main(void)
         struct buf out = {0};
         struct sbx_error e = {0};
         CHECK(run(layer, snap.data, snap.len, &out, &e) == 0);
-        CHECK_STR(out.data,
-                            "5 opt/ 755\n"
+        CHECK_STR(out.data, "5 opt/ 755\n"
                             "0 opt/suid 755\n"
                             "0 opt/x 644\n"
                             "5 root/ 755\n"
