@@ -124,6 +124,12 @@ host_commit() {
         sbx_expect 1 commit --json "$sid" hb:big
         [ "$(json .error.code)" = limit ] || fail "$output"
         sbx_expect 2 commit "$sid" 'Bad:Name'
+        # without the record of what sbx generated (a session of an older sbx) it cannot tell
+        # sbx's files from the session's: refused
+        mv "$SBX_RUNTIME_DIR/$sid/base" "$BATS_TEST_TMPDIR/base"
+        sbx_expect 4 commit --json "$sid" hb:nobase
+        [[ $(json .error.message) == *"no record of its generated base"* ]] || fail "$output"
+        mv "$BATS_TEST_TMPDIR/base" "$SBX_RUNTIME_DIR/$sid/base"
         [ -z "$(store_snapshot)" ] || fail "left in the store:" "$(store_snapshot)"
         # positive control: the same session commits once under the limit
         in_sbx 'rm /opt/s/2'
