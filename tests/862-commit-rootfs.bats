@@ -2,7 +2,7 @@
 # sbx commit of a --rootfs session: the image records the directory as its base (a reference,
 # never a copy) plus the committed layer; create --image stacks that layer over the directory
 # as --rootfs does; the directory itself is never written; a vanished directory is a clear
-# error at create; the host base is still refused (exit 4).
+# error at create; a read-only session is refused (exit 4).
 
 BATS_TEST_TIMEOUT=300
 load helpers
@@ -135,19 +135,19 @@ store_snapshot() {
         [ -n "$rec" ] || fail "no record with a base"
         # positive control: the record as written is used
         sbx_ok run --image rb:t -- cat /data/x
-        for bad in 'rootfs:etc' "rootfs:$root/../base" "rootfs:$root/" 'rootfs:/' 'host' "$root"; do
+        for bad in 'rootfs:etc' "rootfs:$root/../base" "rootfs:$root/" 'rootfs:/' 'host:' 'HOST' "$root"; do
                 jq -c --arg b "$bad" '.base = $b' "$rec" >"$rec.new" && mv "$rec.new" "$rec"
                 sbx_expect 125 run --image rb:t -- true
                 [[ $stderr == *"damaged"* ]] || fail "$bad: $stderr"
         done
 }
 
-@test "the host base is still refused, nothing left in the store" {
-        sbx_ok create
+@test "a read-only session is refused, nothing left in the store" {
+        sbx_ok create --read-only
         sid=$output
-        sbx_expect 4 commit --json "$sid" rb:host
+        sbx_expect 4 commit --json "$sid" rb:ro
         [ "$(json .error.code)" = unsupported ] || fail "$output"
-        [[ $(json .error.message) == *"--image or --rootfs"* ]] || fail "$output"
+        [[ $(json .error.message) == *"read-only"* ]] || fail "$output"
         [ -z "$(store_snapshot)" ] || fail "left in the store:" "$(store_snapshot)"
 }
 

@@ -131,7 +131,12 @@ static int do_list(struct cli *cli, struct buf *b, int n)
                 buf_printf(b, "%-32s %-16s %.12s %6zu %8s %s%s", v[i].name, v[i].tag, v[i].id,
                            layers, size, t, v[i].in_use ? " (in use)" : "");
                 /* an image on a directory of this host says so */
-                buf_printf(b, v[i].base ? " (on %s)\n" : "\n", v[i].base ? v[i].base + 7 : "");
+                if (!v[i].base)
+                        buf_puts(b, "\n");
+                else if (strcmp(v[i].base, "host") == 0)
+                        buf_puts(b, " (on the host base)\n");
+                else
+                        buf_printf(b, " (on %s)\n", v[i].base + 7);
         }
         if (cli->json)
                 buf_puts(b, "]\n");
@@ -161,12 +166,9 @@ static int do_rm(struct cli *cli, struct buf *b, char **args, int n)
 int cmd_image(struct cli *cli, int argc, char **argv)
 {
         static const struct option opts[] = {
-            {"json", 0, NULL, OPT_JSON},
-            {"config", 1, NULL, OPT_CONFIG},
-            {"help", 0, NULL, OPT_HELP},
-            {"insecure-registry", 0, NULL, 'k'},
-            {"progress", 1, NULL, OPT_PROGRESS},
-            {0},
+            {"json", 0, NULL, OPT_JSON},         {"config", 1, NULL, OPT_CONFIG},
+            {"help", 0, NULL, OPT_HELP},         {"insecure-registry", 0, NULL, 'k'},
+            {"progress", 1, NULL, OPT_PROGRESS}, {0},
         };
         bool insecure = false;
         int opt;

@@ -72,6 +72,7 @@ static void image_release(struct sbx_config *c)
         c->image_layers_dir = NULL;
         free(c->image_rootfs);
         c->image_rootfs = NULL;
+        c->image_host_base = false;
         strv_freep(&c->image_layers);
         if (c->image_lock_fd >= 0)
                 close(c->image_lock_fd);

@@ -50,6 +50,8 @@ struct sbx_config {
         char *image_id;         /* the image record's id (sha256 hex); NULL without an image */
         char *image_rootfs;     /* the directory below its layers (a commit of a --rootfs
                                    session); NULL: the layers are the whole root */
+        bool image_host_base;   /* a commit of a host-base session: its layers over a root
+                                   built as the host base's (its /usr under theirs) */
         int image_lock_fd;      /* shared lock on the image's record, kept for the session's
                                    life (`image rm` refuses meanwhile); -1 without an image */
 

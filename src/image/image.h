@@ -68,7 +68,8 @@ int image_max_unpacked(uint64_t *ret, struct sbx_error *e);
 /*
  * `sbx commit`: the layer tar read from blobfd (from its start; unpacked through the same
  * hardened path as an import) on top of image base_id (sha256 hex), or else of the directory
- * base_dir (absolute; recorded as base "rootfs:DIR", not copied), or else of nothing, as
+ * base_dir (absolute; recorded as base "rootfs:DIR", not copied; "host": recorded as base
+ * "host", the host base of a host-base session), or else of nothing, as
  * NAME[:TAG], with the base's Env and WorkingDir. A tag that names another image already is
  * refused (exit 1, code exists) unless replace. The image id is the sha256 of its layers,
  * Env and WorkingDir. Nothing is left in the store on failure. Fills *ret (size: the new
@@ -94,8 +95,10 @@ int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct s
 
 /* The unpacked layers of image id (sha256 hex) as directory fds, top first (the order of an
  * overlay's lowers), then its base directory when it has one, for `sbx diff`. *ret_fds is
- * the caller's (each fd and the array). */
-int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_error *e);
+ * the caller's (each fd and the array). *ret_host: the image was committed from a host base
+ * (its layers' usr/ lie over the host's /usr). */
+int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, bool *ret_host,
+                      struct sbx_error *e);
 
 /* Split "NAME[:TAG]" (already syntax-checked) into name and tag ("latest"). */
 int image_ref_split(const char *ref, char **ret_name, char **ret_tag);

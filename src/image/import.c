@@ -406,7 +406,9 @@ static int commit_manifest(struct import *im, const char *base_id, const char *b
         im->m.env = TAKE_PTR(base.env);
         im->m.workdir = TAKE_PTR(base.workdir);
         im->base = TAKE_PTR(base.base);
-        if (r == 0 && !base_id && base_dir && asprintf(&im->base, "rootfs:%s", base_dir) < 0)
+        /* base_dir "host": a host-base session's (a directory is absolute) */
+        if (r == 0 && !base_id && base_dir &&
+            asprintf(&im->base, "%s%s", base_dir[0] == '/' ? "rootfs:" : "", base_dir) < 0)
                 r = (im->base = NULL, -ENOMEM);
         im->m.id[0] = 'x'; /* not the tarball's digest: set by commit_id once all are known */
         image_info_free(&base);

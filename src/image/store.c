@@ -207,11 +207,13 @@ static int json_strv(struct json_object *o, const char *key, char ***ret)
         return 0;
 }
 
-/* The only base a record may name: "rootfs:" and a directory as --rootfs takes it (absolute,
- * normal, no "..", not "/"). */
+/* The only bases a record may name: "host" (a commit of a host-base session), "rootfs:" and a
+ * directory as --rootfs takes it (absolute, normal, no "..", not "/"). */
 static bool base_valid(const char *b)
 {
         _cleanup_free_ char *norm = NULL;
+        if (strcmp(b, "host") == 0)
+                return true;
         return strncmp(b, "rootfs:", 7) == 0 && path_normalize(b + 7, &norm) == 0 &&
                strcmp(norm, b + 7) == 0 && strcmp(norm, "/") != 0;
 }

@@ -73,8 +73,8 @@ static int base_dir_check(struct sbx_config *c, const char *name, const char *ta
 
 /* The image is not in the store: pull it (unless [images] pull = never) and use what the
  * pull stored, whose name may be shorter ("docker.io/library/python:3" is "python:3"). */
-static int pull_missing(struct sbx_config *c, const struct image_pull_opts *pull,
-                        const char *name, const char *tag, struct sbx_error *e)
+static int pull_missing(struct sbx_config *c, const struct image_pull_opts *pull, const char *name,
+                        const char *tag, struct sbx_error *e)
 {
         if (!pull || c->image_pull_never)
                 return sbx_fail(e, EXIT_FAILED, "not_found", 0,
@@ -133,7 +133,9 @@ int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct s
                                      "image '%s:%s' lacks its layer %.12s: import it again", name,
                                      tag, info.layers[i]);
         }
-        if (r == 0 && info.base)
+        if (r == 0 && info.base && strcmp(info.base, "host") == 0)
+                c->image_host_base = true;
+        else if (r == 0 && info.base)
                 r = base_dir_check(c, name, tag, info.base + 7, e);
         if (r == 0 && asprintf(&c->image_layers_dir, "%s/layers", store) < 0) {
                 c->image_layers_dir = NULL;
@@ -155,10 +157,12 @@ int image_use(struct sbx_config *c, const struct image_pull_opts *pull, struct s
         return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
 }
 
-int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_error *e)
+int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, bool *ret_host,
+                      struct sbx_error *e)
 {
         *ret_fds = NULL;
         *ret_n = 0;
+        *ret_host = false;
         _cleanup_close_ int storefd = -1;
         struct image_info info = {0};
         int r = image_store_open(false, &storefd, e);
@@ -167,6 +171,12 @@ int image_open_layers(const char *id, int **ret_fds, size_t *ret_n, struct sbx_e
         if (!digest_hex_valid(id) || store_record_read(storefd, id, &info) < 0)
                 return sbx_fail(e, EXIT_FAILED, "not_found", 0,
                                 "the session's image (%.12s) is no longer in the store", id);
+        /* a host base is no directory below the layers: their usr/ lie over the host's /usr */
+        if (info.base && strcmp(info.base, "host") == 0) {
+                *ret_host = true;
+                free(info.base);
+                info.base = NULL;
+        }
         size_t n = strv_len(info.layers), all = n + (info.base ? 1 : 0);
         int *fds = calloc(all, sizeof(int));
         for (size_t i = 0; fds && i < n; i++) {

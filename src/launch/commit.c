@@ -42,8 +42,9 @@ static int check_ref(const char *ref, struct sbx_error *e)
         return why ? sbx_usage(e, "invalid image '%s': %s", ref, why) : 0;
 }
 
-/* What the session's root is made of: an image (hex into id) or a --rootfs directory (into
- * *ret_dir, the state's string), or exit 4 for the host base and read-only sessions. */
+/* What the session's root is made of: an image (hex into id), a --rootfs directory (into
+ * *ret_dir, the state's string) or the host base (*ret_dir "host"); exit 4 for read-only
+ * sessions. */
 static int session_base(const struct session_state *st, const char *who, char *id,
                         const char **ret_dir, struct sbx_error *e)
 {
@@ -59,16 +60,11 @@ static int session_base(const struct session_state *st, const char *who, char *i
                 snprintf(id, DIGEST_HEX_LEN + 1, "%s", b + 6);
                 return 0;
         }
-        if (strncmp(b, "rootfs:/", 8) == 0) {
-                *ret_dir = b + 7;
+        if (strncmp(b, "rootfs:/", 8) == 0 || strcmp(b, "host") == 0) {
+                *ret_dir = b[0] == 'h' ? b : b + 7;
                 return 0;
         }
-        /* The host base is the host's /usr under a root generated per session (its /etc
-         * among it): its writable layer is not one tree over one base (docs/design/images.md). */
-        return sbx_unsupported(e, 0,
-                               "cannot commit session '%s': only sessions made with --image or "
-                               "--rootfs can be committed (its base is %s)",
-                               who, b[0] ? "the host's" : "unknown");
+        return sbx_unsupported(e, 0, "cannot commit session '%s': its base is unknown", who);
 }
 
 /* Refuse while commands run (unless pausing); freeze when asked. *ret_thaw: we froze it. */
@@ -100,8 +96,8 @@ static int quiesce(int ctl, const char *who, const struct commit_opts *o, bool *
         return 0;
 }
 
-/* The root overlay's upper (upper/root) of the layer the supervisor holds. */
-static int open_upper(int ctl, const char *who, int *ret, struct sbx_error *e)
+/* The writable layer the supervisor holds. */
+static int open_layer(int ctl, const char *who, int *ret, struct sbx_error *e)
 {
         char reply[64];
         int fds[1] = {-1};
@@ -114,6 +110,13 @@ static int open_upper(int ctl, const char *who, int *ret, struct sbx_error *e)
                                        "cannot commit session '%s': it keeps no writable "
                                        "layer to commit",
                                        who);
+        *ret = TAKE_FD(layer);
+        return 0;
+}
+
+/* The root overlay's upper (upper/root) of the layer. */
+static int open_upper(int layer, const char *who, int *ret, struct sbx_error *e)
+{
         _cleanup_close_ int up =
             openat(layer, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         *ret = up >= 0 ? openat(up, "root", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
@@ -125,9 +128,37 @@ static int open_upper(int ctl, const char *who, int *ret, struct sbx_error *e)
         return 0;
 }
 
-/* The tar, into an unnamed file of the store's tmp/ (the store's file system, not memory). */
-static int write_tar(int upper, const struct session_state *st, int *ret_fd,
+/* Whether the layer has a /usr overlay over the host's (upper/usr/): the init makes one for a
+ * host-base session and a session of an image committed from one, never for another (the
+ * session cannot reach the layer's own root). */
+static bool host_layout(int layer)
+{
+        struct stat st;
+        return fstatat(layer, "upper/usr", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* The layer's tar: a host base's by layertar_write_host against the snapshot taken at create
+ * (kept in the session directory), any other's from its root overlay's upper. */
+static int layer_tar(int sessfd, int layer, const char *who, int out, const struct layertar_opts *o,
                      struct layertar_stats *ls, struct sbx_error *e)
+{
+        if (!host_layout(layer)) {
+                _cleanup_close_ int upper = -1;
+                int r = open_upper(layer, who, &upper, e);
+                return r < 0 ? r : layertar_write(upper, out, o, ls, e);
+        }
+        _cleanup_buf_ struct buf snap = {0};
+        if (read_file_at(sessfd, BASE_FILE, &snap, 1u << 20) < 0)
+                return sbx_unsupported(e, 0,
+                                       "cannot commit session '%s': it keeps no record of its "
+                                       "generated base (made by an older sbx)",
+                                       who);
+        return layertar_write_host(layer, snap.data ? snap.data : "", snap.len, out, o, ls, e);
+}
+
+/* The tar, into an unnamed file of the store's tmp/ (the store's file system, not memory). */
+static int write_tar(int sessfd, int layer, const struct session_state *st, const char *who,
+                     int *ret_fd, struct layertar_stats *ls, struct sbx_error *e)
 {
         _cleanup_free_ char *store = NULL;
         _cleanup_close_ int storefd = -1;
@@ -146,7 +177,7 @@ static int write_tar(int upper, const struct session_state *st, int *ret_fd,
                                   .max_bytes =
                                       st->disk_bytes && st->disk_bytes < max ? st->disk_bytes : max,
                                   .max_entries = COMMIT_MAX_ENTRIES};
-        if ((r = layertar_write(upper, fd, &o, ls, e)) < 0)
+        if ((r = layer_tar(sessfd, layer, who, fd, &o, ls, e)) < 0)
                 return r;
         if (lseek(fd, 0, SEEK_SET) < 0)
                 return sbx_internal(e, errno, "failed to read the layer back");
@@ -173,18 +204,19 @@ static void audit_commit_event(int sessfd, const struct session_state *st, const
         (void)audit_commit(fd, &b);
 }
 
-static int commit_locked(int ctl, const struct session_state *st, const char *who, const char *ref,
-                         bool replace, struct commit_result *res, struct sbx_error *e)
+static int commit_locked(int sessfd, int ctl, const struct session_state *st, const char *who,
+                         const char *ref, bool replace, struct commit_result *res,
+                         struct sbx_error *e)
 {
         char base[DIGEST_HEX_LEN + 1];
         const char *dir = NULL;
-        _cleanup_close_ int upper = -1, tar = -1;
+        _cleanup_close_ int layer = -1, tar = -1;
         struct layertar_stats ls = {0};
         int r = session_base(st, who, base, &dir, e);
         if (r == 0)
-                r = open_upper(ctl, who, &upper, e);
+                r = open_layer(ctl, who, &layer, e);
         if (r == 0)
-                r = write_tar(upper, st, &tar, &ls, e);
+                r = write_tar(sessfd, layer, st, who, &tar, &ls, e);
         res->layer_bytes = ls.bytes;
         res->entries = ls.entries;
         struct image_info info = {0};
@@ -201,7 +233,11 @@ static int commit_locked(int ctl, const struct session_state *st, const char *wh
         res->name = TAKE_PTR(info.name);
         res->tag = TAKE_PTR(info.tag);
         image_info_free(&info);
-        return asprintf(&res->base, "%s%s", dir ? "rootfs:" : "image:", dir ? dir : base) < 0
+        return asprintf(&res->base, "%s%s",
+                        !dir            ? "image:"
+                        : dir[0] == '/' ? "rootfs:"
+                                        : "",
+                        dir ? dir : base) < 0
                    ? -ENOMEM
                    : 0;
 }
@@ -227,7 +263,7 @@ int session_commit(const char *id_or_name, const char *ref, const struct commit_
         bool thaw = false;
         r = quiesce(ctl, id_or_name, opts, &thaw, e);
         if (r == 0)
-                r = commit_locked(ctl, &st, id_or_name, ref, opts->replace, res, e);
+                r = commit_locked(sessfd, ctl, &st, id_or_name, ref, opts->replace, res, e);
         if (thaw) {
                 struct sbx_error sub = {0};
                 if (session_pause(id_or_name, false, &sub) < 0 && r == 0)

@@ -25,13 +25,36 @@
 struct lowers {
         int *fds;
         size_t n;
+        int *usr; /* an image committed from a host base: its /usr overlay's lowers */
+        size_t n_usr;
 };
 
 static void lowers_free(struct lowers *l)
 {
         for (size_t i = 0; i < l->n; i++)
                 closep(&l->fds[i]);
+        for (size_t i = 0; i < l->n_usr; i++)
+                closep(&l->usr[i]);
         free(l->fds);
+        free(l->usr);
+}
+
+/* Each layer's usr/ (those that have one), then the host's /usr. */
+static int usr_lowers(struct lowers *l, struct sbx_error *e)
+{
+        l->usr = calloc(l->n + 1, sizeof(int));
+        if (!l->usr)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        for (size_t i = 0; i < l->n; i++) {
+                int fd = openat(l->fds[i], "usr", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd >= 0)
+                        l->usr[l->n_usr++] = fd;
+        }
+        l->usr[l->n_usr] = open("/usr", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (l->usr[l->n_usr] < 0)
+                return sbx_internal(e, errno, "failed to open the host's /usr");
+        l->n_usr++;
+        return 0;
 }
 
 static int one_lower(struct lowers *l, const char *path, struct sbx_error *e)
@@ -56,8 +79,11 @@ static int open_lowers(const struct session_state *st, const char *who, struct l
                 return one_lower(l, "/usr", e);
         if (strncmp(b, "rootfs:", 7) == 0 && b[7] == '/')
                 return one_lower(l, b + 7, e);
-        if (strncmp(b, "image:", 6) == 0)
-                return image_open_layers(b + 6, &l->fds, &l->n, e);
+        if (strncmp(b, "image:", 6) == 0) {
+                bool host = false;
+                int r = image_open_layers(b + 6, &l->fds, &l->n, &host, e);
+                return r == 0 && host ? usr_lowers(l, e) : r;
+        }
         return sbx_unsupported(e, 0, "cannot diff session '%s': its base is unknown", who);
 }
 
@@ -87,7 +113,7 @@ int session_diff(const char *id_or_name, struct buf *out, bool *truncated, struc
         struct lowers l = {0};
         r = open_lowers(&st, id_or_name, &l, e);
         if (r == 0 && (r = layerdiff_run(layer, base.data ? base.data : "", base.len, l.fds, l.n,
-                                         out, truncated)) < 0)
+                                         l.usr, l.n_usr, out, truncated)) < 0)
                 r = sbx_internal(e, -r, "failed to walk the writable layer of '%s'", id_or_name);
         lowers_free(&l);
         return r;

@@ -152,12 +152,8 @@ static int check_netns(const struct sbx_config *c, int fd, struct sbx_error *e)
  * copy-up then works like on a container host. Needs CAP_SYS_ADMIN on the host, so an
  * unprivileged session keeps a /usr whose existing files are read-only to it. -1 if unavailable.
  */
-static int idmapped_usr(const struct sbx_config *c, const struct session_proc *p)
+static int idmapped_clone(const char *path, const struct session_proc *p)
 {
-        /* With --image, the same for the image store's layers (root-owned files of images). */
-        const char *path = c->image_layers_dir ? c->image_layers_dir : "/usr";
-        if (geteuid() != 0 || (!c->image_layers_dir && c->rootfs && strcmp(c->rootfs, "host") != 0))
-                return -1;
         _cleanup_close_ int tree =
             open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
         struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NODEV,
@@ -165,6 +161,28 @@ static int idmapped_usr(const struct sbx_config *c, const struct session_proc *p
         if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0)
                 return -1;
         return TAKE_FD(tree);
+}
+
+static int idmapped_usr(const struct sbx_config *c, const struct session_proc *p)
+{
+        /* With --image, the same for the image store's layers (root-owned files of images). */
+        const char *path = c->image_layers_dir ? c->image_layers_dir : "/usr";
+        if (geteuid() != 0 || (!c->image_layers_dir && c->rootfs && strcmp(c->rootfs, "host") != 0))
+                return -1;
+        return idmapped_clone(path, p);
+}
+
+/* An image committed from a host base has both: its layers' clone above, the host's /usr in a
+ * message of its own after #1. */
+static int send_host_usr(const struct sbx_config *c, const struct session_proc *p, int sync_fd,
+                         struct sbx_error *e)
+{
+        if (!c->image_host_base)
+                return 0;
+        _cleanup_close_ int tree = geteuid() == 0 ? idmapped_clone("/usr", p) : -1;
+        return sync_send_ok_fd(sync_fd, tree) < 0
+                   ? sbx_internal(e, errno, "the session init died during setup")
+                   : 0;
 }
 
 void session_kill(struct session_proc *p)
@@ -270,6 +288,8 @@ static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, in
         /* #1: maps written (with the idmapped /usr when there is one) */
         if (r == 0 && sync_send_ok_fd(parent_end, usr_tree) < 0)
                 r = sbx_internal(e, errno, "the session init died during setup");
+        if (r == 0)
+                r = send_host_usr(c, &p, parent_end, e);
         if (r == 0)
                 r = volumes_send(c, pid, parent_end, e);
         /* #2: root built, or the init's own error */

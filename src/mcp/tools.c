@@ -342,12 +342,13 @@ static const struct spec specs[] = {
      {OPERAND_SESSION},
      {{0}}},
     {"commit",
-     "Save a session made from an image or a rootfs directory as a new image NAME:TAG (its "
-     "filesystem changes as a layer on that base; /workspace and /tmp are not included; a "
-     "rootfs directory is referenced, not copied), to create later sessions "
+     "Save a session (on the host's base, an image or a rootfs directory) as a new image "
+     "NAME:TAG (its filesystem changes as a layer on that base; /workspace, /tmp and the "
+     "per-session /etc are not included; a rootfs directory or the host's /usr is "
+     "referenced, not copied), to create later sessions "
      "from with create's image. Returns the image id. Fails with code busy while a command "
      "runs (pass pause to freeze the session for the snapshot), exists when NAME:TAG names "
-     "another image, unsupported for sessions on the host's base.",
+     "another image, unsupported for read-only sessions.",
      NULL,
      {OPERAND_SESSION,
       {.name = "image",

@@ -40,6 +40,9 @@ struct walk {
         const int *lower;
         size_t n_lower;
         const char *lower_prefix; /* the session path the lowers are at ("/usr" or "") */
+        /* an overlay root that also has a /usr overlay: that one's lowers, top first */
+        const int *usr_lower;
+        size_t n_usr_lower;
         struct change *v;
         size_t n, cap;
         bool truncated;
@@ -425,9 +428,15 @@ static int run_views(struct walk *w, int layer_fd)
                                        w->views[w->s[i].view].prefix[0] || w->s[i].path[0]
                                            ? w->s[i].path
                                            : "/");
-        if (r < 0 || w->views == ovl_views)
+        if (r < 0 || (w->views == ovl_views && !w->usr_lower))
                 return r;
-        /* a host base's /usr: the overlay upper upper/usr over the host's /usr */
+        /* a host base's /usr: the overlay upper upper/usr over the host's /usr (and, for an
+         * image committed from a host base, under its layers' usr/) */
+        if (w->usr_lower) {
+                w->lower = w->usr_lower;
+                w->n_lower = w->n_usr_lower;
+                w->lower_prefix = "/usr";
+        }
         int ufd = open_dir(layer_fd, "upper/usr", w->dev);
         if (ufd < 0)
                 return ufd;
@@ -440,9 +449,10 @@ static int run_views(struct walk *w, int layer_fd)
 }
 
 int layerdiff_run(int layer_fd, const char *snapshot, size_t len, const int *lower, size_t n_lower,
-                  struct buf *out, bool *truncated)
+                  const int *usr_lower, size_t n_usr_lower, struct buf *out, bool *truncated)
 {
-        struct walk w = {.lower = lower, .n_lower = n_lower};
+        struct walk w = {
+            .lower = lower, .n_lower = n_lower, .usr_lower = usr_lower, .n_usr_lower = n_usr_lower};
         w.views = layerdiff_overlay_root(layer_fd) ? ovl_views : host_views;
         w.lower_prefix = w.views == ovl_views ? "" : "/usr";
         _cleanup_free_ char *text = malloc(len + 1);

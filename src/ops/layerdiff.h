@@ -33,8 +33,10 @@ int layerdiff_snapshot(int layer_fd, struct buf *out);
  * The changes since the snapshot; the entries of an overlay upper that the snapshot does not
  * explain are read against lower (n_lower directory fds, top first): for a host base, its /usr
  * overlay against the host's /usr; for an overlay root, "/" against the --rootfs directory or
- * the image's layers, as "K /path" strings, each NUL-terminated (K: A added, C changed, D deleted) sorted by path. *truncated
- * when more than LAYERDIFF_MAX, or a tree deeper than LAYERDIFF_MAX_DEPTH. 0 or -errno.
+ * the image's layers; usr_lower (NULL for all but an image committed from a host base: its
+ * layers' usr/ and the host's /usr) the lowers of the /usr overlay an overlay root also has,
+ * as "K /path" strings, each NUL-terminated (K: A added, C changed, D deleted) sorted by path.
+ * *truncated when more than LAYERDIFF_MAX, or a tree deeper than LAYERDIFF_MAX_DEPTH. 0 or -errno.
  */
-int layerdiff_run(int layer_fd, const char *snapshot, size_t len, const int *lower,
-                  size_t n_lower, struct buf *out, bool *truncated);
+int layerdiff_run(int layer_fd, const char *snapshot, size_t len, const int *lower, size_t n_lower,
+                  const int *usr_lower, size_t n_usr_lower, struct buf *out, bool *truncated);

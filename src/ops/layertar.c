@@ -18,12 +18,26 @@
 #define MAX_DEPTH 256
 #define BLOCK 512
 
+/* The paths of a host base's snapshot (view 0, newroot/), sorted: sbx's own entries. */
+struct snapset {
+        struct snapent {
+                unsigned long long ino;
+                const char *path; /* "/etc/hosts", into the parsed text */
+        } * v;
+        size_t n;
+};
+
 struct tw {
         int out;
         dev_t dev;
         const struct layertar_opts *o;
         struct layertar_stats *st;
         struct sbx_error *e;
+        /* a host base's root, read against the snapshot (NULL: every entry is the session's) */
+        const struct snapset *snap;
+        /* newroot/, a plain directory, not an overlay upper: a 0/0 device is a device and
+         * user.overlay.* means nothing */
+        bool plain;
 };
 
 static uint32_t map_id(const struct tw *w, uint32_t host)
@@ -172,6 +186,39 @@ static int put_empty(struct tw *w, const char *path, const struct stat *st)
 
 static int walk(struct tw *w, int dfd, struct buf *path, int depth);
 
+enum { PICK_PUT, PICK_SKIP, PICK_DESCEND };
+
+/* A host base's mount points and scratch directories: what a session has there is its own
+ * (/tmp, /workspace, /run, /var/tmp), the kernel's (/proc, /sys, /dev), the host's /usr, whose
+ * changes are the /usr overlay's upper, walked on its own, or /etc: generated afresh for every
+ * session (its files are written with O_EXCL and must win), so never committed. */
+static const char *const host_skip[] = {"/usr", "/proc", "/sys",     "/dev",      "/run",
+                                        "/tmp", "/etc",  "/var/tmp", "/workspace"};
+
+static int snapent_cmp(const void *a, const void *b)
+{
+        return strcmp(((const struct snapent *)a)->path, ((const struct snapent *)b)->path);
+}
+
+/* An entry of a host base's newroot/: an entry the snapshot has is sbx's own (its generated
+ * /etc, its /bin links, the empty directories it made), left out; a directory of sbx's that is
+ * still the one it made is walked for what the session put in it; the rest is the session's. */
+static int host_pick(struct tw *w, const struct buf *dir, const char *name, const struct stat *st)
+{
+        _cleanup_free_ char *p = NULL;
+        if (asprintf(&p, "%s%s/%s", dir->len ? "/" : "", dir->len ? dir->data : "", name) < 0)
+                return -ENOMEM;
+        for (size_t i = 0; i < ARRAY_SIZE(host_skip); i++)
+                if (strcmp(p, host_skip[i]) == 0)
+                        return PICK_SKIP;
+        struct snapent key = {.path = p};
+        const struct snapent *s =
+            bsearch(&key, w->snap->v, w->snap->n, sizeof(*w->snap->v), snapent_cmp);
+        if (!s)
+                return PICK_PUT;
+        return S_ISDIR(st->st_mode) && s->ino == st->st_ino ? PICK_DESCEND : PICK_SKIP;
+}
+
 static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path, int depth)
 {
         struct stat st;
@@ -182,6 +229,16 @@ static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path,
         if (strncmp(dname, ".wh.", 4) == 0) {
                 w->st->skipped++; /* would read as a whiteout: the session's own, never ours */
                 return 0;
+        }
+        bool descend_only = false;
+        if (w->snap) {
+                int pick = host_pick(w, path, dname, &st);
+                if (pick < 0)
+                        return pick;
+                if (pick == PICK_SKIP)
+                        return 0;
+                descend_only = pick == PICK_DESCEND;
+                whiteout = whiteout && !w->plain;
         }
         if (buf_printf(path, "%s%s%s", path->len ? "/" : "", whiteout ? ".wh." : "", dname) < 0)
                 return -ENOMEM;
@@ -211,6 +268,10 @@ static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path,
                                      "the layer is deeper than %d directories", MAX_DEPTH);
                         goto out;
                 }
+                if (descend_only) { /* sbx's own directory: what the session put in it */
+                        r = walk(w, TAKE_FD(sub), path, depth + 1);
+                        goto out;
+                }
                 char v[4] = "";
                 r = count(w, 0);
                 if (r == 0 && buf_puts(path, "/") < 0)
@@ -220,8 +281,8 @@ static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path,
                         r = sbx_internal(w->e, -r, "failed to write the layer");
                 path->len--;
                 path->data[path->len] = '\0';
-                if (r == 0 && fgetxattr(sub, "user.overlay.opaque", v, sizeof(v) - 1) > 0 &&
-                    v[0] == 'y') {
+                if (r == 0 && !w->plain &&
+                    fgetxattr(sub, "user.overlay.opaque", v, sizeof(v) - 1) > 0 && v[0] == 'y') {
                         size_t here = path->len;
                         if (buf_puts(path, "/.wh..wh..opq") < 0)
                                 r = -ENOMEM;
@@ -233,7 +294,7 @@ static int put_entry(struct tw *w, int dfd, const char *dname, struct buf *path,
                 if (r == 0)
                         r = walk(w, TAKE_FD(sub), path, depth + 1);
         } else
-                w->st->skipped++; /* devices, fifos, sockets */
+                w->st->skipped++; /* devices, fifos, sockets (in newroot/ 0/0 devices too) */
 out:
         path->len = base;
         if (path->data)
@@ -263,6 +324,109 @@ static int walk(struct tw *w, int dfd, struct buf *path, int depth)
         return r == -ENOMEM ? sbx_internal(w->e, ENOMEM, "out of memory") : r;
 }
 
+/* The tree open as dfd (taken) at path, then the end of the archive. */
+static int layertar_end(struct tw *w, int dfd, struct buf *path)
+{
+        int r = walk(w, dfd, path, path->len ? 1 : 0);
+        static const char end[2 * BLOCK];
+        if (r == 0 && (r = write_all(w->out, end, sizeof(end))) < 0)
+                r = sbx_internal(w->e, -r, "failed to write the layer");
+        return r;
+}
+
+/* The snapshot's "/" view (lines "0 INO CTIME_NS PATH"), parsed in place. */
+static int snapset_parse(char *text, size_t len, struct snapset *set)
+{
+        size_t lines = 0;
+        for (size_t i = 0; i < len; i++)
+                lines += text[i] == '\n';
+        set->v = calloc(lines ? lines : 1, sizeof(*set->v));
+        if (!set->v)
+                return -ENOMEM;
+        for (char *p = text, *end = text + len; p < end;) {
+                char *nl = memchr(p, '\n', (size_t)(end - p));
+                if (!nl)
+                        break;
+                *nl = '\0';
+                int view, off = 0;
+                unsigned long long ino;
+                long long ct;
+                if (sscanf(p, "%d %llu %lld %n", &view, &ino, &ct, &off) == 3 && off > 0 &&
+                    view == 0 && p[off] == '/')
+                        set->v[set->n++] = (struct snapent){ino, p + off};
+                p = nl + 1;
+        }
+        qsort(set->v, set->n, sizeof(*set->v), snapent_cmp);
+        return 0;
+}
+
+/* A directory of the layer by name, on the layer's file system, never through a symlink. */
+static int open_layer_dir(int dfd, const char *name, dev_t dev)
+{
+        int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && (fstat(fd, &st) < 0 || st.st_dev != dev)) {
+                close(fd);
+                return -EXDEV;
+        }
+        return fd < 0 ? negerrno() : fd;
+}
+
+int layertar_write_host(int layer_fd, const char *snapshot, size_t len, int out_fd,
+                        const struct layertar_opts *o, struct layertar_stats *st,
+                        struct sbx_error *e)
+{
+        _cleanup_free_ char *text = malloc(len + 1);
+        _cleanup_free_ struct snapent *v = NULL;
+        struct snapset set = {0};
+        if (!text)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        memcpy(text, snapshot, len);
+        text[len] = '\0';
+        int r = snapset_parse(text, len, &set);
+        v = set.v;
+        if (r < 0)
+                return sbx_internal(e, ENOMEM, "out of memory");
+        if (set.n == 0) /* without it sbx's generated files would read as the session's */
+                return sbx_unsupported(e, 0, "the session keeps no record of its generated base");
+        struct stat lst;
+        if (fstat(layer_fd, &lst) < 0)
+                return sbx_internal(e, errno, "failed to open the writable layer");
+        struct tw w = {.out = out_fd, .dev = lst.st_dev, .o = o, .st = st, .e = e, .snap = &set};
+        _cleanup_buf_ struct buf path = {0};
+        /* a session of an image committed from a host base has an overlay root: its upper */
+        _cleanup_close_ int up = open_layer_dir(layer_fd, "upper", w.dev);
+        int root = up >= 0 ? open_layer_dir(up, "root", w.dev) : up;
+        w.plain = root == -ENOENT;
+        if (w.plain)
+                root = open_layer_dir(layer_fd, "newroot", w.dev);
+        if (root < 0)
+                return sbx_internal(e, -root, "failed to open the writable layer's root");
+        if ((r = walk(&w, root, &path, 0)) < 0)
+                return r;
+        /* then the /usr overlay's upper, as usr/ (its whiteouts delete host files) */
+        int usr = up >= 0 ? open_layer_dir(up, "usr", w.dev) : up;
+        struct stat ust;
+        if (usr < 0 || fstat(usr, &ust) < 0) {
+                if (usr >= 0)
+                        close(usr);
+                return sbx_internal(e, usr < 0 ? -usr : errno,
+                                    "failed to open the writable layer's /usr");
+        }
+        w.snap = NULL;
+        w.plain = false;
+        path.len = 0;
+        if (buf_puts(&path, "usr") < 0)
+                r = -ENOMEM;
+        if (r == 0 && (r = count(&w, 0)) == 0 &&
+            (r = header(&w, "usr/", '5', ust.st_mode & 01777, &ust, 0, NULL)) < 0)
+                r = sbx_internal(e, -r, "failed to write the layer");
+        if (r == 0)
+                return layertar_end(&w, usr, &path);
+        close(usr);
+        return r == -ENOMEM ? sbx_internal(e, ENOMEM, "out of memory") : r;
+}
+
 int layertar_write(int upper_fd, int out_fd, const struct layertar_opts *o,
                    struct layertar_stats *st, struct sbx_error *e)
 {
@@ -276,9 +440,5 @@ int layertar_write(int upper_fd, int out_fd, const struct layertar_opts *o,
         }
         w.dev = sst.st_dev;
         _cleanup_buf_ struct buf path = {0};
-        int r = walk(&w, dfd, &path, 0);
-        static const char end[2 * BLOCK];
-        if (r == 0 && (r = write_all(out_fd, end, sizeof(end))) < 0)
-                r = sbx_internal(e, -r, "failed to write the layer");
-        return r;
+        return layertar_end(&w, dfd, &path);
 }

@@ -32,3 +32,20 @@ struct layertar_stats {
  * exit 1 "limit" past a bound. */
 int layertar_write(int upper_fd, int out_fd, const struct layertar_opts *o,
                    struct layertar_stats *st, struct sbx_error *e);
+
+/*
+ * A host-base session's layer (layer_fd: the writable layer's root) as one layer tar: what the
+ * session put in its root against snapshot (the text layerdiff_snapshot wrote at create), then
+ * the /usr overlay's upper (upper/usr/) as usr/ (its whiteouts and opaque directories kept).
+ * The root is newroot/, a plain directory (a session-made 0/0 device there is a device:
+ * dropped; user.overlay.* is not read), or, for a session of an image committed from a host
+ * base, the root overlay's upper upper/root/ (whiteouts and opaque directories kept).
+ * Left out of the root: every entry the snapshot has (sbx's /bin links, the directories it
+ * made; a directory of sbx's that is still the same inode -- the layer is a tmpfs, which
+ * never reuses one -- is walked for what the session put in it, without its own header), and
+ * /etc (generated per session), /usr, /proc, /sys, /dev, /run, /tmp, /var/tmp, /workspace whole. An
+ * empty snapshot is refused (exit 4): sbx's files would read as the session's.
+ */
+int layertar_write_host(int layer_fd, const char *snapshot, size_t len, int out_fd,
+                        const struct layertar_opts *o, struct layertar_stats *st,
+                        struct sbx_error *e);

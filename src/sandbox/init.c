@@ -54,7 +54,8 @@ static int enter_v1_cgroups(int fds[INIT_CGROUP_FDS], struct sbx_error *e)
 static int init_setup(const struct sbx_config *c, struct init_fds *fds, struct helper *h,
                       int *ret_netfd, int *ret_layer_fd, struct sbx_error *e)
 {
-        struct rootfs_sources src = {.base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1};
+        struct rootfs_sources src = {
+            .base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1, .host_usr_tree_fd = -1};
 
         /* First into the v1 cgroups, before anything is forked or allocated here */
         int r = enter_v1_cgroups(fds->cgroup_tasks, e);
@@ -63,6 +64,8 @@ static int init_setup(const struct sbx_config *c, struct init_fds *fds, struct h
         struct sbx_error ignored = {0};
         int r1 = sync_wait_fd(fds->sync, "the supervisor", &src.usr_tree_fd, r < 0 ? &ignored : e);
         /* then one message per volume (the supervisor's idmapped clones) */
+        if (r1 == 0)
+                r1 = rootfs_receive_host_usr(c, fds->sync, &src, r < 0 ? &ignored : e);
         if (r1 == 0)
                 r1 = rootfs_receive_volumes(c, fds->sync, &src, r < 0 ? &ignored : e);
         if (r == 0)

@@ -26,6 +26,7 @@ void rootfs_sources_close(struct rootfs_sources *s)
         closep(&s->base_fd);
         closep(&s->usr_tree_fd);
         closep(&s->layers_fd);
+        closep(&s->host_usr_tree_fd);
         for (size_t i = 0; i < s->n_volumes; i++) {
                 closep(&s->volume_fds[i]);
                 if (s->volume_trees)
@@ -44,6 +45,7 @@ int rootfs_prepare(const struct sbx_config *c, struct rootfs_sources *src, struc
         *src = (struct rootfs_sources){.base_fd = -1,
                                        .usr_tree_fd = src->usr_tree_fd,
                                        .layers_fd = -1,
+                                       .host_usr_tree_fd = src->host_usr_tree_fd,
                                        .volume_fds = src->volume_fds,
                                        .volume_trees = src->volume_trees,
                                        .n_volumes = src->n_volumes};
@@ -164,6 +166,69 @@ static int setup_usr(const struct sbx_config *c, const struct rootfs_sources *sr
         return 0;
 }
 
+/*
+ * An image committed from a host base: /usr is an overlay of each layer's usr/ (top first)
+ * over the host's /usr (the idmapped clones as root, as for a host base and an image), its
+ * upper in the layer as a host base's; with --read-only it has no upper (overlayfs then
+ * mounts it read-only).
+ */
+static int setup_usr_image(const struct sbx_config *c, const struct rootfs_sources *src, int rootfd,
+                           struct sbx_error *e)
+{
+        _cleanup_close_ int t = mnt_open_target(rootfd, "/usr", true, e);
+        if (t < 0)
+                return t;
+        const char *host = "/usr";
+        if (src->host_usr_tree_fd >= 0) {
+                int r = attach_lower(src->host_usr_tree_fd, LAYER "/lower-usr", 0755,
+                                     "the idmapped /usr", e);
+                if (r < 0)
+                        return r;
+                host = LAYER "/lower-usr";
+        }
+        char base[64];
+        if (src->usr_tree_fd >= 0) /* attached by mount_image_base */
+                snprintf(base, sizeof(base), LAYER "/lower-img");
+        else
+                snprintf(base, sizeof(base), "/proc/self/fd/%d", src->layers_fd);
+        size_t n = 0;
+        while (c->image_layers[n])
+                n++;
+        _cleanup_free_ const char **opts = calloc(2 * n + 12, sizeof(char *));
+        _cleanup_free_ char *paths = malloc(n * 160 + 1);
+        if (!opts || !paths)
+                return -ENOMEM;
+        size_t k = 0;
+        for (size_t i = n; i-- > 0;) {
+                char *p = paths + (n - 1 - i) * 160;
+                struct stat st;
+                snprintf(p, 160, "%s/%s/usr", base, c->image_layers[i]);
+                if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode))
+                        continue; /* a layer that changed nothing in /usr */
+                opts[k++] = "lowerdir+";
+                opts[k++] = p;
+        }
+        opts[k++] = "lowerdir+";
+        opts[k++] = host;
+        if (!c->read_only) {
+                if (mkdir(LAYER "/upper/usr", 0755) < 0 || mkdir(LAYER "/work/usr", 0755) < 0)
+                        return sbx_internal(e, errno, "failed to create the /usr overlay dirs");
+                const char *tail[] = {"upperdir", LAYER "/upper/usr", "workdir", LAYER "/work/usr"};
+                for (size_t i = 0; i < ARRAY_SIZE(tail); i++)
+                        opts[k++] = tail[i];
+        }
+        opts[k++] = "userxattr";
+        opts[k++] = NULL;
+        opts[k] = NULL;
+        struct sbx_error sub = {0};
+        if (mnt_new_fs("overlay", opts, MOUNT_ATTR_NODEV, t, "/usr", &sub) < 0)
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", 0,
+                                "overlayfs of the image's /usr over the host's is not available "
+                                "here (%s)",
+                                sub.message);
+        return 0;
+}
+
 /* --rootfs DIR: the new root is an overlay of DIR (or a read-only bind of it). */
 static int mount_custom_base(const struct sbx_config *c, const struct rootfs_sources *src,
                              int newrootfd, struct sbx_error *e)
@@ -255,6 +320,14 @@ static int bind_layer_dir(int rootfd, const char *layer_dir, const char *target,
         if (t < 0)
                 return t;
         return mnt_bind(src, t, MNT_SECURE, target, e);
+}
+
+int rootfs_receive_host_usr(const struct sbx_config *c, int sync_fd, struct rootfs_sources *src,
+                            struct sbx_error *e)
+{
+        return c->image_host_base
+                   ? sync_wait_fd(sync_fd, "the supervisor", &src->host_usr_tree_fd, e)
+                   : 0;
 }
 
 int rootfs_receive_volumes(const struct sbx_config *c, int sync_fd, struct rootfs_sources *src,
@@ -380,8 +453,10 @@ int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
         if (hostfd < 0)
                 return sbx_internal(e, errno, "failed to open the host root");
 
-        if (src->base_fd < 0 && src->layers_fd < 0) { /* the host base */
-                if ((r = setup_usr(c, src, rootfd, e)) < 0 ||
+        /* the host base (alone, or under the layers of an image committed from one) */
+        if ((src->base_fd < 0 && src->layers_fd < 0) || c->image_host_base) {
+                if ((r = c->image_host_base ? setup_usr_image(c, src, rootfd, e)
+                                            : setup_usr(c, src, rootfd, e)) < 0 ||
                     (r = setup_usr_links(rootfd, hostfd, e)) < 0 ||
                     (r = rootfs_setup_etc(c, rootfd, hostfd, h, e)) < 0)
                         return r;

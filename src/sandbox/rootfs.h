@@ -14,6 +14,8 @@ struct rootfs_sources {
         int usr_tree_fd; /* a detached, idmapped clone of the host's /usr (with --image: of the
                             image store's layers/), or -1 */
         int layers_fd;   /* O_PATH of the image store's layers/ (--image), or -1 */
+        /* an image committed from a host base: the idmapped clone of the host's /usr, or -1 */
+        int host_usr_tree_fd;
         int *volume_fds; /* one O_PATH fd per config mount; -1 = skipped */
         /* per config mount: the supervisor's idmapped clone (launch/volumes.c), or -1 */
         int *volume_trees;
@@ -21,6 +23,11 @@ struct rootfs_sources {
 };
 
 void rootfs_sources_close(struct rootfs_sources *s);
+
+/* After #1, for an image committed from a host base: the supervisor's idmapped clone of the
+ * host's /usr (or none). */
+int rootfs_receive_host_usr(const struct sbx_config *c, int sync_fd, struct rootfs_sources *src,
+                            struct sbx_error *e);
 
 /* After #1: the supervisor's one message per volume (its idmapped clone, or none). */
 int rootfs_receive_volumes(const struct sbx_config *c, int sync_fd, struct rootfs_sources *src,
@@ -49,7 +56,8 @@ void user_limits_close(struct user_limits *l);
  */
 struct helper;
 int rootfs_build(const struct sbx_config *c, const struct rootfs_sources *src,
-                 struct user_limits *limits, struct helper *h, int *ret_layer_fd, struct sbx_error *e);
+                 struct user_limits *limits, struct helper *h, int *ret_layer_fd,
+                 struct sbx_error *e);
 
 /* Parts of the build, one file each. rootfd: the new root; hostfd: the old root. */
 int rootfs_setup_etc(const struct sbx_config *c, int rootfd, int hostfd, struct helper *h,
