@@ -225,15 +225,16 @@ static int snap_cmp(const void *a, const void *b)
         return x->view != y->view ? x->view - y->view : strcmp(x->path, y->path);
 }
 
-/* Parse the snapshot text in place (lines end with NUL afterwards). */
-static int snap_parse(struct walk *w, char *text, size_t len)
+size_t layerdiff_snapshot_lines(const char *text, size_t len)
 {
         size_t lines = 0;
         for (size_t i = 0; i < len; i++)
                 lines += text[i] == '\n';
-        w->s = calloc(lines ? lines : 1, sizeof(*w->s));
-        if (!w->s)
-                return -ENOMEM;
+        return lines;
+}
+
+void layerdiff_snapshot_each(char *text, size_t len, layerdiff_snap_fn fn, void *ctx)
+{
         for (char *p = text, *end = text + len; p < end;) {
                 char *nl = memchr(p, '\n', (size_t)(end - p));
                 if (!nl)
@@ -242,11 +243,27 @@ static int snap_parse(struct walk *w, char *text, size_t len)
                 int view, off = 0;
                 unsigned long long ino;
                 long long ct;
-                if (sscanf(p, "%d %llu %lld %n", &view, &ino, &ct, &off) == 3 && off > 0 &&
-                    view >= 0 && (size_t)view < NVIEWS)
-                        w->s[w->ns++] = (struct snap){view, ino, ct, p + off, false};
+                if (sscanf(p, "%d %llu %lld %n", &view, &ino, &ct, &off) == 3 && off > 0)
+                        fn(ctx, view, ino, ct, p + off);
                 p = nl + 1;
         }
+}
+
+static void snap_add(void *ctx, int view, unsigned long long ino, long long ct, char *path)
+{
+        struct walk *w = ctx;
+        if (view >= 0 && (size_t)view < NVIEWS)
+                w->s[w->ns++] = (struct snap){view, ino, ct, path, false};
+}
+
+/* Parse the snapshot text in place (lines end with NUL afterwards). */
+static int snap_parse(struct walk *w, char *text, size_t len)
+{
+        size_t lines = layerdiff_snapshot_lines(text, len);
+        w->s = calloc(lines ? lines : 1, sizeof(*w->s));
+        if (!w->s)
+                return -ENOMEM;
+        layerdiff_snapshot_each(text, len, snap_add, w);
         qsort(w->s, w->ns, sizeof(*w->s), snap_cmp);
         return 0;
 }

@@ -27,6 +27,12 @@ bool layerdiff_overlay_root(int layer_fd);
  * /workspace, /tmp) right after create, as text lines "VIEW INO CTIME_NS PATH". 0, -E2BIG
  * beyond LAYERDIFF_SNAPSHOT_MAX, or -errno. */
 int layerdiff_snapshot(int layer_fd, struct buf *out);
+/* The snapshot's text read back: its line count, and each line "VIEW INO CTIME_NS PATH" handed
+ * to fn with path NUL-terminated in place (the text is changed). */
+typedef void (*layerdiff_snap_fn)(void *ctx, int view, unsigned long long ino, long long ctime_ns,
+                                  char *path);
+size_t layerdiff_snapshot_lines(const char *text, size_t len);
+void layerdiff_snapshot_each(char *text, size_t len, layerdiff_snap_fn fn, void *ctx);
 /* How deep the walk goes; below that the list is cut (and says so). */
 #define LAYERDIFF_MAX_DEPTH 256
 /*

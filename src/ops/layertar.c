@@ -11,6 +11,8 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "layerdiff.h"
+
 #include "shared/buf.h"
 #include "shared/macros.h"
 #include "shared/util.h"
@@ -334,28 +336,22 @@ static int layertar_end(struct tw *w, int dfd, struct buf *path)
         return r;
 }
 
+static void snapset_add(void *ctx, int view, unsigned long long ino, long long ct, char *path)
+{
+        struct snapset *set = ctx;
+        (void)ct;
+        if (view == 0 && path[0] == '/')
+                set->v[set->n++] = (struct snapent){ino, path};
+}
+
 /* The snapshot's "/" view (lines "0 INO CTIME_NS PATH"), parsed in place. */
 static int snapset_parse(char *text, size_t len, struct snapset *set)
 {
-        size_t lines = 0;
-        for (size_t i = 0; i < len; i++)
-                lines += text[i] == '\n';
+        size_t lines = layerdiff_snapshot_lines(text, len);
         set->v = calloc(lines ? lines : 1, sizeof(*set->v));
         if (!set->v)
                 return -ENOMEM;
-        for (char *p = text, *end = text + len; p < end;) {
-                char *nl = memchr(p, '\n', (size_t)(end - p));
-                if (!nl)
-                        break;
-                *nl = '\0';
-                int view, off = 0;
-                unsigned long long ino;
-                long long ct;
-                if (sscanf(p, "%d %llu %lld %n", &view, &ino, &ct, &off) == 3 && off > 0 &&
-                    view == 0 && p[off] == '/')
-                        set->v[set->n++] = (struct snapent){ino, p + off};
-                p = nl + 1;
-        }
+        layerdiff_snapshot_each(text, len, snapset_add, set);
         qsort(set->v, set->n, sizeof(*set->v), snapent_cmp);
         return 0;
 }
