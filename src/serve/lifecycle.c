@@ -216,7 +216,6 @@ static int pause_resume(struct serve_request *rq, struct serve_response *rs, boo
                 return r;
         if (code)
                 return serve_reply_sbx_error(rs, code, &out, &err);
-        (void)serve_meta_set_paused(rq->params[0], pause);
         return serve_reply_empty(rs, 202);
 }
 

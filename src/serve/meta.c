@@ -119,22 +119,3 @@ int serve_meta_read(const char *id, struct buf *out)
                 return sessfd;
         return read_file_at(sessfd, META_FILE, out, 1 << 20);
 }
-
-#define PAUSED_FILE "serve-paused"
-
-bool serve_meta_paused(const char *id)
-{
-        _cleanup_close_ int sessfd = open_session(id);
-        return sessfd >= 0 && faccessat(sessfd, PAUSED_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-}
-
-int serve_meta_set_paused(const char *id, bool paused)
-{
-        _cleanup_close_ int sessfd = open_session(id);
-        if (sessfd < 0)
-                return sessfd;
-        if (!paused)
-                return unlinkat(sessfd, PAUSED_FILE, 0) < 0 && errno != ENOENT ? -errno : 0;
-        int r = write_file_at(sessfd, PAUSED_FILE, "", 0, 0600);
-        return r == -EEXIST ? 0 : r;
-}

@@ -19,6 +19,3 @@ int serve_token_check(const char *id, const char *token);
 /* serve.json: the OpenSandbox fields of a session (lifecycle.c writes and reads them). */
 int serve_meta_write(const char *id, const struct buf *json);
 int serve_meta_read(const char *id, struct buf *out);
-/* Whether serve paused the session (a pause through serve is recorded for its state). */
-bool serve_meta_paused(const char *id);
-int serve_meta_set_paused(const char *id, bool paused);

@@ -69,11 +69,10 @@ static json_object *sandbox_object(json_object *entry, bool full)
                 json_object_object_add(img, "uri", json_object_new_string(image));
                 json_object_object_add(o, "image", img);
         }
-        /* list's own "paused" (the freezer's state, however it was paused); the mark serve
-         * keeps only for an entry without it */
+        /* list's "paused": the freezer's state, however the session was paused */
         json_object *pv = NULL;
-        bool paused = json_object_object_get_ex(entry, "paused", &pv) ? json_object_get_boolean(pv)
-                                                                      : id && serve_meta_paused(id);
+        bool paused =
+            json_object_object_get_ex(entry, "paused", &pv) && json_object_get_boolean(pv);
         json_object *st = json_object_new_object();
         json_object_object_add(st, "state", json_object_new_string(paused ? "Paused" : "Running"));
         json_object_object_add(st, "reason", json_object_new_string(paused ? "paused" : "running"));
