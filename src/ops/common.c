@@ -73,6 +73,27 @@ int ops_oom(struct sbx_error *e)
         return sbx_internal(e, ENOMEM, "failed to build the output");
 }
 
+int ops_mkdirs(const char *dir)
+{
+        _cleanup_free_ char *p = strdup(dir);
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1;; s++) {
+                bool end = *s == '\0';
+                if (!end && *s != '/')
+                        continue;
+                if (s[-1] != '/') {
+                        *s = '\0';
+                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                                return negerrno();
+                        if (!end)
+                                *s = '/';
+                }
+                if (end)
+                        return 0;
+        }
+}
+
 int ops_open_regular(const char *path, struct stat *st, struct sbx_error *e)
 {
         /* O_NONBLOCK: a FIFO planted at the path must not hang the open */

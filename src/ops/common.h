@@ -20,6 +20,9 @@ int ops_fail_silent(struct sbx_error *e);
 int ops_oom(struct sbx_error *e);
 /* path opened for reading (a FIFO does not block the open) and fstat'ed into *st: the fd, or
  * a failure for a directory (EISDIR) or anything but a regular file (code not_text). */
+/* mkdir -p dir (absolute): every missing component 0755; existing ones (of any type) are
+ * left for the caller's next step to judge. 0 or -errno. */
+int ops_mkdirs(const char *dir);
 struct stat;
 int ops_open_regular(const char *path, struct stat *st, struct sbx_error *e);
 

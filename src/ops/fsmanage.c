@@ -25,23 +25,9 @@ static void fs_names_freep(struct fs_names *t)
 /* mkdir -p: every missing component of path, 0755 (the last one's mode is set after). */
 static int mkdir_p(const char *path)
 {
-        _cleanup_free_ char *p = strdup(path);
-        if (!p)
-                return -ENOMEM;
-        for (char *s = p + 1;; s++) {
-                bool end = *s == '\0';
-                if (!end && *s != '/')
-                        continue;
-                if (s[-1] != '/') {
-                        *s = '\0';
-                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                                return negerrno();
-                        if (!end)
-                                *s = '/';
-                }
-                if (end)
-                        break;
-        }
+        int r = ops_mkdirs(path);
+        if (r < 0)
+                return r;
         struct stat st;
         if (stat(path, &st) < 0)
                 return negerrno();

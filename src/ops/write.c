@@ -26,20 +26,7 @@ static int make_parents(const char *path)
         if (!slash || slash == p)
                 return 0;
         *slash = '\0';
-        for (char *s = p + 1;; s++) {
-                bool end = *s == '\0';
-                if (!end && *s != '/')
-                        continue;
-                if (s[-1] != '/') {
-                        *s = '\0';
-                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                                return negerrno();
-                        if (!end)
-                                *s = '/';
-                }
-                if (end)
-                        return 0;
-        }
+        return ops_mkdirs(p);
 }
 
 /* A new file in dirfd named ".sbx-upload-<random>" (O_EXCL), its name in name. */
