@@ -76,10 +76,33 @@ static int write_padded(struct tw *w, const void *p, size_t n)
         return r;
 }
 
+/* One ustar header block: the fields, the magic and the checksum (name and link cut at 100). */
+static void ustar_block(char h[BLOCK], const char *name, unsigned mode, uint64_t uid, uint64_t gid,
+                        uint64_t size, uint64_t mtime, char type, const char *link)
+{
+        memset(h, 0, BLOCK);
+        snprintf(h, 100, "%s", name);
+        octal(h + 100, 8, mode);
+        octal(h + 108, 8, uid);
+        octal(h + 116, 8, gid);
+        octal(h + 124, 12, size);
+        octal(h + 136, 12, mtime);
+        h[156] = type;
+        if (link)
+                memcpy(h + 157, link, strlen(link) > 100 ? 100 : strlen(link));
+        memcpy(h + 257, "ustar", 6);
+        memcpy(h + 263, "00", 2);
+        memset(h + 148, ' ', 8);
+        unsigned sum = 0;
+        for (size_t i = 0; i < BLOCK; i++)
+                sum += (unsigned char)h[i];
+        octal(h + 148, 7, sum);
+}
+
 static int header(struct tw *w, const char *name, char type, mode_t mode, const struct stat *st,
                   uint64_t size, const char *link)
 {
-        char h[BLOCK] = {0};
+        char h[BLOCK];
         _cleanup_buf_ struct buf pax = {0};
         bool long_name = strlen(name) > 99, long_link = link && strlen(link) > 99;
         bool big = size >= (UINT64_C(1) << 33);
@@ -94,41 +117,17 @@ static int header(struct tw *w, const char *name, char type, mode_t mode, const 
         if (r < 0)
                 return -ENOMEM;
         if (pax.len) {
-                char x[BLOCK] = {0};
-                snprintf(x, 100, "PaxHeaders/%.80s", name);
-                octal(x + 100, 8, 0644);
-                octal(x + 108, 8, 0);
-                octal(x + 116, 8, 0);
-                octal(x + 124, 12, pax.len);
-                octal(x + 136, 12, 0);
-                x[156] = 'x';
-                memcpy(x + 257, "ustar", 6);
-                memcpy(x + 263, "00", 2);
-                memset(x + 148, ' ', 8);
-                unsigned sum = 0;
-                for (size_t i = 0; i < BLOCK; i++)
-                        sum += (unsigned char)x[i];
-                octal(x + 148, 7, sum);
+                char x[BLOCK], xname[100];
+                snprintf(xname, sizeof(xname), "PaxHeaders/%.80s", name);
+                ustar_block(x, xname, 0644, 0, 0, pax.len, 0, 'x', NULL);
                 if ((r = write_all(w->out, x, BLOCK)) < 0 ||
                     (r = write_padded(w, pax.data, pax.len)) < 0)
                         return r;
         }
-        snprintf(h, 100, "%s", name); /* cut when long: the PAX path wins */
-        octal(h + 100, 8, mode & 07777);
-        octal(h + 108, 8, map_id(w, st->st_uid));
-        octal(h + 116, 8, map_id(w, st->st_gid));
-        octal(h + 124, 12, big ? 0 : size);
-        octal(h + 136, 12, st->st_mtim.tv_sec > 0 ? (uint64_t)st->st_mtim.tv_sec : 0);
-        h[156] = type;
-        if (link)
-                memcpy(h + 157, link, strlen(link) > 100 ? 100 : strlen(link));
-        memcpy(h + 257, "ustar", 6);
-        memcpy(h + 263, "00", 2);
-        memset(h + 148, ' ', 8);
-        unsigned sum = 0;
-        for (size_t i = 0; i < BLOCK; i++)
-                sum += (unsigned char)h[i];
-        octal(h + 148, 7, sum);
+        /* name and link cut when long: the PAX records win */
+        ustar_block(h, name, mode & 07777, map_id(w, st->st_uid), map_id(w, st->st_gid),
+                    big ? 0 : size, st->st_mtim.tv_sec > 0 ? (uint64_t)st->st_mtim.tv_sec : 0, type,
+                    link);
         return write_all(w->out, h, BLOCK);
 }
 
