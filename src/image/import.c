@@ -167,6 +167,29 @@ int image_max_unpacked(uint64_t *ret, struct sbx_error *e)
         return 0;
 }
 
+/*
+ * Every import and commit starts so: the unpack budget, the store open and locked (its lock
+ * in *lockfd), what a killed import or commit left in tmp/ removed (a failure there does not
+ * stop this one), the layers directory and a fresh work directory.
+ */
+static int import_begin(struct import *im, struct unpack_budget *b, int *lockfd,
+                        struct sbx_error *e)
+{
+        int r = image_max_unpacked(&b->max_bytes, e);
+        if (r == 0)
+                r = image_store_open(true, &im->storefd, e);
+        if (r == 0)
+                r = store_lock(im->storefd, lockfd, e);
+        if (r < 0)
+                return r;
+        (void)store_gc(im->storefd);
+        im->layersfd =
+            openat(im->storefd, "layers", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (im->layersfd < 0)
+                return sbx_internal(e, errno, "failed to open the store's layers");
+        return make_workdir(im, e);
+}
+
 /* The layers are in: name the image (and tag it), or take back what was moved in. */
 static int import_finish(struct import *im, const char *name, const char *tag,
                          struct image_info *ret, struct sbx_error *e)
@@ -208,21 +231,8 @@ int image_import(const char *ref, const char *source, image_progress_fn progress
         struct import im = {.storefd = -1, .layersfd = -1, .workfd = -1};
         _cleanup_close_ int lockfd = -1, scratch = -1;
         struct unpack_budget b = {.progress = progress, .progress_arg = arg};
-        int r = image_max_unpacked(&b.max_bytes, e);
-        if (r == 0)
-                r = image_store_open(true, &im.storefd, e);
-        if (r == 0)
-                r = store_lock(im.storefd, &lockfd, e);
+        int r = import_begin(&im, &b, &lockfd, e);
         if (r < 0)
-                goto out;
-        /* what a killed import left in tmp/; a failure here does not stop this import */
-        (void)store_gc(im.storefd);
-        im.layersfd = openat(im.storefd, "layers", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (im.layersfd < 0) {
-                r = sbx_internal(e, errno, "failed to open the store's layers");
-                goto out;
-        }
-        if ((r = make_workdir(&im, e)) < 0)
                 goto out;
         scratch = openat(im.workfd, "src", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         r = scratch < 0 ? sbx_internal(e, errno, "failed to open the scratch directory")
@@ -424,20 +434,8 @@ int image_commit(const char *ref, const char *base_id, const char *base_dir, int
         struct import im = {.storefd = -1, .layersfd = -1, .workfd = -1};
         _cleanup_close_ int lockfd = -1;
         struct unpack_budget b = {0};
-        int r = image_max_unpacked(&b.max_bytes, e);
-        if (r == 0)
-                r = image_store_open(true, &im.storefd, e);
-        if (r == 0)
-                r = store_lock(im.storefd, &lockfd, e);
-        if (r < 0)
-                goto out;
-        im.layersfd = openat(im.storefd, "layers", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (im.layersfd < 0) {
-                r = sbx_internal(e, errno, "failed to open the store's layers");
-                goto out;
-        }
-        if ((r = make_workdir(&im, e)) < 0 ||
-            (r = commit_manifest(&im, base_id, base_dir, blobfd, e)) < 0)
+        int r = import_begin(&im, &b, &lockfd, e);
+        if (r < 0 || (r = commit_manifest(&im, base_id, base_dir, blobfd, e)) < 0)
                 goto out;
         r = import_layer(&im, im.m.n_layers - 1, &b, e);
         if (r == 0 && (r = commit_id(&im.m, im.base, im.m.id)) < 0)
