@@ -14,12 +14,9 @@ load helpers
 
 # mk_rootfs DIR: a tiny busybox root filesystem.
 mk_rootfs() {
-        local d=$1 t
+        local d=$1
         mkdir -p "$d/bin" "$d/etc" "$d/data" "$d/opq" "$d/gone"
-        cp /bin/busybox "$d/bin/busybox"
-        for t in sh ls cat echo env pwd id true stat test mkdir rm sleep readlink wc; do
-                ln -s busybox "$d/bin/$t"
-        done
+        busybox_root "$d" sh ls cat echo env pwd id true stat test mkdir rm sleep readlink wc
         echo 'root:x:0:0:root:/root:/bin/sh' >"$d/etc/passwd"
         echo hello >"$d/data/a"
         echo bee >"$d/data/b"

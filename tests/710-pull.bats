@@ -8,18 +8,11 @@
 load helpers
 
 mk_rootfs() {
-        local d=$1 t
+        local d=$1
         mkdir -p "$d/bin" "$d/etc" "$d/data"
-        cp /bin/busybox "$d/bin/busybox"
-        for t in sh cat echo true; do
-                ln -s busybox "$d/bin/$t"
-        done
+        busybox_root "$d" sh cat echo true
         echo 'root:x:0:0:root:/root:/bin/sh' >"$d/etc/passwd"
         echo pulled >"$d/data/a"
-}
-
-free_port() {
-        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
 
 # start_fake MODE [ARGS...]: a registry_fake.py on a free port, its port in $fake_port.

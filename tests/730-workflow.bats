@@ -12,10 +12,7 @@
 sbx_call_timeout=180
 
 load helpers
-
-free_port() {
-        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+load wheel
 
 # build_image DIR: DIR/oci, an OCI layout whose tag "1" is one uncompressed layer, the root
 # file system mmdebstrap made.
@@ -61,22 +58,6 @@ with open(f"{d}/oci/oci-layout", "w") as f:
 PY
         rm -rf "$dir"
         mv "$dir.new" "$dir"
-}
-
-# mk_wheel DIR NAME VERSION: a pure-Python wheel, by hand (NAME.VALUE = 42).
-mk_wheel() {
-        python3 - "$@" <<'PY'
-import base64, hashlib, sys, zipfile
-d, name, ver = sys.argv[1:4]
-files = {f"{name}/__init__.py": b"VALUE = 42\n",
-         f"{name}-{ver}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {ver}\n".encode(),
-         f"{name}-{ver}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: sbx-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-rec = [f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(c).digest()).rstrip(b'=').decode()},{len(c)}" for p, c in files.items()]
-files[f"{name}-{ver}.dist-info/RECORD"] = ("\n".join(rec + [f"{name}-{ver}.dist-info/RECORD,,"]) + "\n").encode()
-with zipfile.ZipFile(f"{d}/{name}-{ver}-py3-none-any.whl", "w") as z:
-    for p, c in files.items():
-        z.writestr(p, c)
-PY
 }
 
 setup_file() {

@@ -105,13 +105,10 @@ lines" && printf x >"/workspace/esc$(printf "\033")[31m" && printf x >/workspace
 
 # A busybox root filesystem: /data (everyone may write) with a, b and sub/c; /opq/old.
 mk_busybox_root() {
-        local d=$1 t
+        local d=$1
         [ -x /bin/busybox ] || skip "busybox-static is not installed (scripts/bootstrap)"
         mkdir -p "$d/bin" "$d/etc" "$d/data/sub" "$d/opq"
-        cp /bin/busybox "$d/bin/busybox"
-        for t in sh rm mkdir touch echo ln mkfifo; do
-                ln -s busybox "$d/bin/$t"
-        done
+        busybox_root "$d" sh rm mkdir touch echo ln mkfifo
         echo hello >"$d/data/a"
         echo bee >"$d/data/b"
         echo c >"$d/data/sub/c"

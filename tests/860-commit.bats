@@ -13,12 +13,9 @@ setup_file() {
         fx=$(mktemp -d /tmp/sbx-commit.XXXXXX)
         chmod 0755 "$fx"
         export fx
-        local d=$fx/rootfs t
+        local d=$fx/rootfs
         mkdir -p "$d/bin" "$d/etc" "$d/data" "$d/opq" "$d/gone"
-        cp /bin/busybox "$d/bin/busybox"
-        for t in sh ls cat echo rm mkdir chmod stat ln mkfifo cp sleep test truncate touch; do
-                ln -s busybox "$d/bin/$t"
-        done
+        busybox_root "$d" sh ls cat echo rm mkdir chmod stat ln mkfifo cp sleep test truncate touch
         echo 'root:x:0:0:root:/root:/bin/sh' >"$d/etc/passwd"
         echo hello >"$d/data/a"
         echo bee >"$d/data/b"
@@ -46,11 +43,6 @@ teardown() { teardown_sbx; }
 
 # The store holds only what it held before a failed commit: no tag, record or layer more,
 # nothing in tmp/.
-store_snapshot() {
-        (cd "$store" && find tags images layers -mindepth 1 -maxdepth 1 | sort)
-        find "$store/tmp" -mindepth 1 2>/dev/null
-}
-
 @test "commit, then create from it: additions, changes, deletions, replaced directories" {
         new_session --image bb:1
         in_sbx 'echo new >/data/new && echo more >>/data/a && rm /data/b && rm -r /gone &&

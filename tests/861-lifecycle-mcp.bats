@@ -10,12 +10,9 @@ setup() {
         setup_sbx
         [ -x /bin/busybox ] || skip "busybox-static is not installed (scripts/bootstrap)"
         export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store
-        local d=$BATS_TEST_TMPDIR/r t
+        local d=$BATS_TEST_TMPDIR/r
         mkdir -p "$d/bin" "$d/data"
-        cp /bin/busybox "$d/bin/busybox"
-        for t in sh cat echo rm sleep true test; do
-                ln -s busybox "$d/bin/$t"
-        done
+        busybox_root "$d" sh cat echo rm sleep true test
         echo hello >"$d/data/a"
         tar -C "$d" -cf "$BATS_TEST_TMPDIR/r.tar" .
         sbx_ok image import bb:1 "$BATS_TEST_TMPDIR/r.tar"

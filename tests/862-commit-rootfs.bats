@@ -12,12 +12,9 @@ setup_file() {
         fx=$(mktemp -d /tmp/sbx-commit-rootfs.XXXXXX)
         chmod 0755 "$fx"
         export fx
-        local d=$fx/rootfs t
+        local d=$fx/rootfs
         mkdir -p "$d/bin" "$d/etc" "$d/data"
-        cp /bin/busybox "$d/bin/busybox"
-        for t in sh ls cat echo rm mkdir chmod stat cp xargs test true; do
-                ln -s busybox "$d/bin/$t"
-        done
+        busybox_root "$d" sh ls cat echo rm mkdir chmod stat cp xargs test true
         echo 'root:x:0:0:root:/root:/bin/sh' >"$d/etc/passwd"
         echo hello >"$d/data/a"
         echo bee >"$d/data/b"
@@ -51,11 +48,6 @@ teardown() { teardown_sbx; }
 
 # The directory's content, to show it unchanged.
 tree_sum() { (cd "$1" && find . -printf '%p %m %s\n' | sort && cat data/*) | sha256sum; }
-
-store_snapshot() {
-        (cd "$store" && find tags images layers -mindepth 1 -maxdepth 1 2>/dev/null | sort)
-        find "$store/tmp" -mindepth 1 2>/dev/null
-}
 
 @test "commit a --rootfs session, create from it: additions, changes, deletions; the dir is untouched" {
         local before

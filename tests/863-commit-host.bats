@@ -23,11 +23,6 @@ setup() {
 }
 teardown() { teardown_sbx; }
 
-store_snapshot() {
-        (cd "$store" && find tags images layers -mindepth 1 -maxdepth 1 2>/dev/null | sort)
-        find "$store/tmp" -mindepth 1 2>/dev/null
-}
-
 # A host-base session's work, committed as hb:1 (the session is left in $sid).
 host_commit() {
         new_session "$@"

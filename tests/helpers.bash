@@ -241,6 +241,30 @@ json() {
         jq -e -r "$1" <<<"$output"
 }
 
+# busybox_root DIR TOOL...: DIR/bin with the static busybox and a link to it for each TOOL:
+# the start of a minimal root for the image, --rootfs and commit tests (they add the rest).
+busybox_root() {
+        local d=$1 t
+        shift
+        mkdir -p "$d/bin"
+        cp /bin/busybox "$d/bin/busybox"
+        for t in "$@"; do
+                ln -s busybox "$d/bin/$t"
+        done
+}
+
+# store_snapshot: what the image store $store holds (tags, images, layers) and what is left
+# in its tmp/, to compare before and after a failed operation.
+store_snapshot() {
+        (cd "$store" && find tags images layers -mindepth 1 -maxdepth 1 2>/dev/null | sort)
+        find "$store/tmp" -mindepth 1 2>/dev/null
+}
+
+# free_port: a TCP port on 127.0.0.1 that was free a moment ago (for a test's own servers).
+free_port() {
+        python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
 # json_doc: $output is exactly one JSON document.
 json_doc() {
         jq -e -s 'length == 1' <<<"$output" >/dev/null ||
