@@ -15,10 +15,10 @@
 #include "join.h"
 #include "launch.h"
 
-static int send_request(int chan, const struct exec_request *rq, const struct session_state *st,
-                        char **env, const struct exec_fds *f)
+void exec_wire_from_request(const struct exec_request *rq, const struct session_state *st,
+                            char **env, const struct exec_fds *f, struct exec_wire *w)
 {
-        struct exec_wire w = {
+        *w = (struct exec_wire){
             .flags = (rq->tty ? EXEC_WIRE_TTY : 0) |
                      (!rq->tty && rq->interactive ? EXEC_WIRE_STDIN : 0) |
                      (!rq->tty && !rq->capture ? EXEC_WIRE_STDERR : 0),
@@ -29,7 +29,6 @@ static int send_request(int chan, const struct exec_request *rq, const struct se
             .envp = env,
             .fds = {f->out[1], f->out[0], f->err[1], f->err[0], f->in[0]},
         };
-        return exec_wire_send(chan, &w);
 }
 
 /*
@@ -82,7 +81,10 @@ int exec_handoff_send(int chan, const struct session_state *st, const struct exe
         if (r == 0)
                 r = exec_host_pipes(rq, &p->f, e);
         /* Too big for one message, or the init is gone: the caller takes its own path. */
-        if (r == 0 && send_request(p->f.status[0], rq, st, env, &p->f) < 0)
+        struct exec_wire w;
+        if (r == 0)
+                exec_wire_from_request(rq, st, env, &p->f, &w);
+        if (r == 0 && exec_wire_send(p->f.status[0], &w) < 0)
                 r = 1;
         if (r != 0) {
                 exec_pending_free(p);

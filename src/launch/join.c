@@ -20,6 +20,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "../sandbox/exec_wire.h"
 #include "../sandbox/reaper.h"
 #include "../sandbox/sandbox.h"
 #include "../sandbox/seccomp.h"
@@ -285,28 +286,6 @@ uint64_t exec_fsize_for_disk(uint64_t disk)
         return disk > UINT64_MAX - slack ? 0 : disk + slack;
 }
 
-static void fill_spec(const struct exec_request *rq, const struct session_state *st,
-                      struct exec_fds *f, char **env, struct exec_spec *spec)
-{
-        *spec = (struct exec_spec){
-            .argv = rq->argv,
-            .envp = env,
-            .workdir = rq->workdir ? rq->workdir : st->workdir,
-            .tty = rq->tty,
-            .errfd = -1,
-            .seccomp = st->seccomp,
-            .nofile = st->nofile,
-            .fsize = exec_fsize_for_disk(st->disk_bytes),
-        };
-        if (rq->tty) {
-                spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = f->pty_slave;
-                return;
-        }
-        spec->stdio[0] = rq->interactive ? f->in[0] : f->null;
-        spec->stdio[1] = f->out[1];
-        spec->stdio[2] = rq->capture ? f->out[1] : f->err[1];
-}
-
 char **exec_env(const struct exec_request *rq, const struct session_state *st)
 {
         char term[128] = "TERM=xterm";
@@ -341,7 +320,11 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
                 exec_fds_close(&f);
                 return r;
         }
-        fill_spec(rq, st, &f, env, &spec);
+        /* the spec the init's server would build from the same request */
+        struct exec_wire w;
+        exec_wire_from_request(rq, st, env, &f, &w);
+        exec_spec_from_wire(&w, f.null, f.pty_slave, &spec);
+        spec.seccomp = st->seccomp; /* C loads it: B and C come from outside */
 
         /* B is born in the v2 init leaf (cx.init_fd; -1 without v2: B moves itself) */
         r = start_reaper(&f, &spec, &cx, ns, cx.init_fd, e);

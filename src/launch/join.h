@@ -29,6 +29,13 @@ int exec_host_pipes(const struct exec_request *rq, struct exec_fds *f, struct sb
 char **exec_env(const struct exec_request *rq, const struct session_state *st);
 /* RLIMIT_FSIZE for a session whose writable layer holds disk bytes (0: none). */
 uint64_t exec_fsize_for_disk(uint64_t disk);
+struct exec_wire;
+/*
+ * The one request builder of both exec paths: what the init's server is sent, and what the
+ * join path builds C's spec from (exec_spec_from_wire). w points into rq, env and f.
+ */
+void exec_wire_from_request(const struct exec_request *rq, const struct session_state *st,
+                            char **env, const struct exec_fds *f, struct exec_wire *w);
 /* Set the pty's size from the caller's terminal, when it has one. */
 void exec_pty_size_from_caller(int pty_master);
 

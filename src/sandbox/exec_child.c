@@ -14,10 +14,30 @@
 #include "shared/macros.h"
 #include "shared/syscalls.h"
 #include "shared/util.h"
+#include "exec_wire.h"
 #include "sandbox.h"
 #include "seccomp.h"
 
 extern char **environ;
+
+void exec_spec_from_wire(const struct exec_wire *w, int null, int pty_slave, struct exec_spec *spec)
+{
+        *spec = (struct exec_spec){.argv = w->argv,
+                                   .envp = w->envp,
+                                   .workdir = w->workdir,
+                                   .tty = w->flags & EXEC_WIRE_TTY,
+                                   .errfd = -1,
+                                   .seccomp = SBX_SECCOMP_UNCONFINED,
+                                   .nofile = w->nofile,
+                                   .fsize = w->fsize};
+        if (spec->tty) {
+                spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = pty_slave;
+                return;
+        }
+        spec->stdio[0] = w->fds[WIRE_IN_R] >= 0 ? w->fds[WIRE_IN_R] : null;
+        spec->stdio[1] = w->fds[WIRE_OUT_W];
+        spec->stdio[2] = w->fds[WIRE_ERR_W] >= 0 ? w->fds[WIRE_ERR_W] : w->fds[WIRE_OUT_W];
+}
 
 static int step_stdio(const struct exec_spec *s, struct sbx_error *e)
 {

@@ -67,28 +67,6 @@ static int open_pty_as_root(int *master, int *slave, struct sbx_error *e)
 /* The command's v1 cgroups (exec_server_run), for every C. */
 static const int *cmd_cgroups;
 
-static void spec_from_wire(const struct exec_wire *w, int null, int pty_slave, int errfd,
-                           struct exec_spec *spec)
-{
-        *spec = (struct exec_spec){.argv = w->argv,
-                                   .envp = w->envp,
-                                   .workdir = w->workdir,
-                                   .tty = w->flags & EXEC_WIRE_TTY,
-                                   .errfd = errfd,
-                                   .seccomp = SBX_SECCOMP_UNCONFINED, /* inherited */
-                                   .nofile = w->nofile,
-                                   .fsize = w->fsize,
-                                   .confined = true,
-                                   .enter_cgroups = cmd_cgroups};
-        if (spec->tty) {
-                spec->stdio[0] = spec->stdio[1] = spec->stdio[2] = pty_slave;
-                return;
-        }
-        spec->stdio[0] = w->fds[WIRE_IN_R] >= 0 ? w->fds[WIRE_IN_R] : null;
-        spec->stdio[1] = w->fds[WIRE_OUT_W];
-        spec->stdio[2] = w->fds[WIRE_ERR_W] >= 0 ? w->fds[WIRE_ERR_W] : w->fds[WIRE_OUT_W];
-}
-
 /*
  * Start C: a plain fork. B must not wait for it (a vfork-style start would leave B blocked
  * until C's execve, and a process of the session can stop C once it has the command's uid),
@@ -159,7 +137,10 @@ static void serve(int conn, int init_sigfd)
                 _exit(EXIT_SBX_FAILED);
         }
         struct exec_spec spec;
-        spec_from_wire(&w, null, slave, errp[1], &spec);
+        exec_spec_from_wire(&w, null, slave, &spec);
+        spec.errfd = errp[1];
+        spec.confined = true; /* uid, capabilities and the filter: the init's own */
+        spec.enter_cgroups = cmd_cgroups;
         pid_t c = spawn_command(&spec, &set, errp[0]);
         if (c < 0 && errno == EAGAIN) {
                 /* The session's pids are all taken: the client starts the command from outside

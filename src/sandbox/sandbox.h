@@ -124,6 +124,17 @@ struct exec_spec {
         const int *enter_cgroups; /* EXEC_CGROUP_FDS "tasks" files to write "0" into first */
 };
 
+struct exec_wire;
+/*
+ * The one spec builder of both exec paths (the init's server and the client's join): C's
+ * command, environment, workdir, limits and stdio from a request (exec_wire.h). stdio: the
+ * pty's slave on all three for a tty; else stdin from the input pipe or the session's
+ * /dev/null, stdout to the output pipe, stderr to the error pipe or with stdout. The caller
+ * sets what differs between the paths: errfd, seccomp, confined, enter_cgroups.
+ */
+void exec_spec_from_wire(const struct exec_wire *w, int null, int pty_slave,
+                         struct exec_spec *spec);
+
 /* The exec checklist; runs in the final child and never returns (exit 125/126/127 on error). */
 _noreturn_ void exec_child_run(const struct exec_spec *s);
 
