@@ -116,7 +116,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 if (r == 0 && served) {
                         r = exec_handoff_send(TAKE_FD(chan), &st, rq, &ahead, e);
                         served = r == 0;
-                        if (r == 1)
+                        if (r == EXEC_NOT_STARTED)
                                 r = 0; /* too big for one message: the command joins */
                 }
         }
@@ -152,8 +152,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 int64_t start = audit_now_ms();
                 r = ahead    ? exec_handoff_finish(TAKE_PTR(ahead), ready_ms, &st, &cx, rq, res, e)
                     : served ? exec_handoff(TAKE_FD(chan), &st, &cx, rq, res, e)
-                             : 1;
-                if (r == 1)
+                             : EXEC_NOT_STARTED;
+                if (r == EXEC_NOT_STARTED)
                         r = exec_join(p.ns, &st, rq, res, e);
                 audit_write_exec(auditfd, &st, rq, res, start, r, e);
                 /* the proxy's end during the command, before session_kill ends it */

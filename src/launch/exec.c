@@ -65,8 +65,7 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
                 return r;
         r = session_state_read(sessfd, &s->st);
         if (r < 0)
-                return sbx_internal(e, -r, "failed to read the state of session '%s'",
-                                    id_or_name);
+                return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
         /* Fail fast: a command or helper would be born frozen and wait for the resume. */
         if (cgroup_state_frozen(&s->st) == 1)
                 return sbx_fail(e, EXIT_FAILED, "paused", 0,
@@ -91,13 +90,13 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq, struc
         int r = session_ref_open(id_or_name, &s, true, e);
         if (r == 0) {
                 int64_t start = audit_now_ms();
-                /* 1: the init's server cannot take this one; nothing was started */
                 struct cgroup_exec cx = CGROUP_EXEC_INIT;
                 bool ok = false;
-                r = s.server >= 0 ? cgroup_server_prepare(&s.st, &cx, &ok, e) : 1;
+                r = s.server >= 0 ? cgroup_server_prepare(&s.st, &cx, &ok, e) : EXEC_NOT_STARTED;
                 if (r == 0)
-                        r = ok ? exec_handoff(TAKE_FD(s.server), &s.st, &cx, rq, res, e) : 1;
-                if (r == 1 && (r = session_ref_join(&s, id_or_name, e)) == 0)
+                        r = ok ? exec_handoff(TAKE_FD(s.server), &s.st, &cx, rq, res, e)
+                               : EXEC_NOT_STARTED;
+                if (r == EXEC_NOT_STARTED && (r = session_ref_join(&s, id_or_name, e)) == 0)
                         r = exec_join(s.ns, &s.st, rq, res, e);
                 audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);
         }

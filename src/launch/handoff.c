@@ -32,10 +32,10 @@ void exec_wire_from_request(const struct exec_request *rq, const struct session_
 }
 
 /*
- * B's first words: the pty's master with -T, then its pidfd. 0, 1 when the client is to start
- * the command itself, or an error. 1: B asks so (the session's pids are all taken), or the
+ * B's first words: the pty's master with -T, then its pidfd. 0, EXEC_NOT_STARTED when the
+ * client is to start the command itself (B asks so: the session's pids are all taken; or the
  * connection was reset, which only happens when it closed with the request unread: the init
- * could not fork B, or it ended.
+ * could not fork B, or it ended), or an error.
  */
 static int wait_reaper(struct exec_fds *f, bool tty, struct sbx_error *e)
 {
@@ -46,9 +46,9 @@ static int wait_reaper(struct exec_fds *f, bool tty, struct sbx_error *e)
                 r = sync_wait_fd(f->status[0], "the command's reaper", &f->reaper_pidfd, e);
         if (r == -ECONNRESET) {
                 *e = (struct sbx_error){0};
-                return 1;
+                return EXEC_NOT_STARTED;
         }
-        return r == 0 && f->reaper_pidfd < 0 ? 1 : r;
+        return r == 0 && f->reaper_pidfd < 0 ? EXEC_NOT_STARTED : r;
 }
 
 /* A request sent, its reaper not heard from yet: the client's ends of the command's fds. */
@@ -85,7 +85,7 @@ int exec_handoff_send(int chan, const struct session_state *st, const struct exe
         if (r == 0)
                 exec_wire_from_request(rq, st, env, &p->f, &w);
         if (r == 0 && exec_wire_send(p->f.status[0], &w) < 0)
-                r = 1;
+                r = EXEC_NOT_STARTED;
         if (r != 0) {
                 exec_pending_free(p);
                 return r;

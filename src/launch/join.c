@@ -217,8 +217,9 @@ _noreturn_ static void reaper_spawn(struct exec_fds *f, struct exec_spec *spec,
 }
 
 /*
- * Start B (through B0) and wait for its first word. 0: B runs, with f->reaper_pidfd; 1: B
- * asks to be started again outside the session's cgroup (init_cgroup_fd -1); <0: error.
+ * Start B (through B0) and wait for its first word. 0: B runs, with f->reaper_pidfd;
+ * EXEC_NOT_STARTED: B asks to be started again outside the session's cgroup (init_cgroup_fd -1);
+ * <0: error.
  */
 static int start_reaper(struct exec_fds *f, struct exec_spec *spec, struct cgroup_exec *cx,
                         const int *ns, int init_cgroup_fd, struct sbx_error *e)
@@ -253,7 +254,7 @@ static int start_reaper(struct exec_fds *f, struct exec_spec *spec, struct cgrou
          * of the socket instead of waiting forever. */
         closep(&f->status[1]);
         int r = sync_wait_fd(f->status[0], "the command's reaper", &f->reaper_pidfd, e);
-        return r == 0 && f->reaper_pidfd < 0 ? 1 : r;
+        return r == 0 && f->reaper_pidfd < 0 ? EXEC_NOT_STARTED : r;
 }
 
 static int join_namespaces(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
@@ -328,9 +329,9 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
 
         /* B is born in the v2 init leaf (cx.init_fd; -1 without v2: B moves itself) */
         r = start_reaper(&f, &spec, &cx, ns, cx.init_fd, e);
-        if (r == 1) /* B took the session's last pid */
+        if (r == EXEC_NOT_STARTED) /* B took the session's last pid */
                 r = start_reaper(&f, &spec, &cx, ns, -1, e);
-        if (r == 1)
+        if (r == EXEC_NOT_STARTED)
                 r = sbx_internal(e, EAGAIN, "the command's reaper did not start");
         cgroup_exec_close_fds(&cx);
         if (r < 0) {

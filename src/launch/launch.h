@@ -137,8 +137,7 @@ int session_net(const char *id_or_name, const char *action, const char *host, ch
  */
 int provision_window(const struct sbx_config *c, char ***ret);
 /* Its "net_policy" audit records: action "provision_open" with the list in force. */
-void provision_window_audit(int auditfd, const char *id, const char *action,
-                            char *const *allow);
+void provision_window_audit(int auditfd, const char *id, const char *action, char *const *allow);
 /* End it: a session without proxy mode loses the proxy, one with it keeps its own list. */
 void provision_window_close(struct proxy_handle *h, enum sbx_net_mode mode, char *const *allow,
                             int auditfd, const char *id);
@@ -206,20 +205,28 @@ struct exec_result {
 };
 
 /*
- * Run rq through the session init's exec server, connected on chan (taken). 1 when the server
- * cannot take it (the caller joins the session instead: nothing was started), 0, or an error.
- * cx (NULL: none) is the cgroup state to read the OOM count from afterwards; it is finished
- * here either way.
+ * What the server path returns when nothing was started and the caller is to join the session
+ * instead (exec_join): the request did not fit one message, the init could not fork a reaper
+ * (the connection was reset with the request unread), or the reaper found the session's pids
+ * all taken. The one value above 0 of these calls; errors stay negative.
+ */
+#define EXEC_NOT_STARTED 1
+
+/*
+ * Run rq through the session init's exec server, connected on chan (taken). EXEC_NOT_STARTED
+ * when the server cannot take it (the caller joins the session instead: nothing was started), 0, or
+ * an error. cx (NULL: none) is the cgroup state to read the OOM count from afterwards; it is
+ * finished here either way.
  */
 struct cgroup_exec;
 int exec_handoff(int chan, const struct session_state *st, struct cgroup_exec *cx,
                  const struct exec_request *rq, struct exec_result *res, struct sbx_error *e);
 /*
  * exec_handoff in two steps, for a request sent before the server reads it (`run` sends it
- * before its session is up). send: 0 with *ret set, 1 when it did not fit (nothing was sent:
- * the caller joins instead), or an error; chan is taken either way. finish: as exec_handoff
- * from there, the duration and the timeout counting from start_ms (monotonic; 0: from the
- * send); it frees p. exec_pending_free: for a request that is not finished (its session
+ * before its session is up). send: 0 with *ret set, EXEC_NOT_STARTED when it did not fit (nothing
+ * was sent: the caller joins instead), or an error; chan is taken either way. finish: as
+ * exec_handoff from there, the duration and the timeout counting from start_ms (monotonic; 0: from
+ * the send); it frees p. exec_pending_free: for a request that is not finished (its session
  * failed).
  */
 struct exec_pending;
