@@ -426,6 +426,7 @@ static void creator_answer(struct supervisor *s)
 
 _noreturn_ static void event_loop(struct supervisor *s)
 {
+        stack_release_below(); /* what setting the session up dirtied: idle from here */
         for (;;) {
                 struct epoll_event ev[32];
                 int n = epoll_wait(s->epfd, ev, ARRAY_SIZE(ev), -1);

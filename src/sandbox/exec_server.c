@@ -345,6 +345,8 @@ _noreturn_ void exec_server_run(int exec_fd, bool spares, const int *cgroups)
                 exec_fd = -1;
         }
         s.listen = exec_fd;
+        /* before the first spare is forked: it inherits the trimmed stack */
+        stack_release_below();
         if (exec_fd >= 0 && spares && pipe2(s.taken, O_CLOEXEC | O_NONBLOCK) == 0) {
                 start_spare(&s);
                 if (s.spare == 0)

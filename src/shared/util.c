@@ -3,11 +3,14 @@
 #include "syscalls.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 int write_all(int fd, const void *p, size_t n)
 {
@@ -157,4 +160,25 @@ void signalfd_drain(int sigfd)
         struct signalfd_siginfo si;
         while (read(sigfd, &si, sizeof(si)) > 0)
                 ;
+}
+
+/* The headroom kept below the caller's frame: the frames it calls next (libc's poll, a signal
+ * handler's) touch these pages anyway. */
+#define STACK_KEEP (16 * 1024)
+
+void stack_release_below(void)
+{
+        const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        /* the frame itself, never a local: a sanitizer may keep locals on a heap "fake stack" */
+        uintptr_t top = ((uintptr_t)__builtin_frame_address(0) - STACK_KEEP) & ~(page - 1);
+        /* the lowest page of the stack's mapping: mincore fails (ENOMEM) on the first page
+         * below it, which is never part of the stack (the kernel keeps a guard gap there) */
+        unsigned char v;
+        uintptr_t low = top;
+        while (low >= page && mincore((void *)(low - page), page, &v) == 0)
+                low -= page;
+        if (low < top)
+                (void)madvise((void *)low, top - low, MADV_DONTNEED);
+        /* and the heap's free pages: what setting up freed (config, paths, messages) */
+        (void)malloc_trim(0);
 }
