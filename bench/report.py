@@ -99,14 +99,12 @@ GROUPS = [
      "nsenter -a true, after 50 ms idle"),
     ("3. Create and destroy a session", ["create", "destroy"], "bwrap in background"),
     ("4. File commands", ["files"], None),
-    ("6. Cgroup limits on (`--memory 256M --pids 256`)", ["limits", "limits-pause"], None),
 ]
 FILE_PEERS = {"sbx read 1 MB": "cat -n 1 MB (host)", "sbx grep": "grep -rl (host)",
               "sbx glob": "find -name (host)"}
-LIMIT_PEERS = {"sbx run --memory --pids -- true": "sbx run -- true",
-               "sbx exec ID true (--memory --pids)": "sbx exec ID true",
-               "sbx exec ID true (--memory --pids), after 50 ms idle":
-                   "sbx exec ID true, after 50 ms idle"}
+FILE_PEERS.update({k + ", defaults": v for k, v in FILE_PEERS.items()})
+# The two ways sbx runs in every section: the defaults first, as users run it.
+LABELS = {"defaults": "defaults (512M, 1 CPU, 256 pids)", "nolimits": "unlimited"}
 
 
 def load_hyperfine(raw, name):
@@ -137,8 +135,9 @@ def cmd_report(raw, out):
           f"{machine.get('date')}.", "",
           "Latencies in ms (hyperfine -N, bench/harness.c or bench/interleave.py, no shell in "
           "between). "
-          "sbx runs with `--memory/--cpus/--pids unlimited` except in section 6: "
-          "the peers set no cgroup limits either.", ""]
+          "Every sbx row is measured with the defaults (rows marked `defaults`: 512M memory, "
+          "1 CPU, 256 pids) and with `--memory/--cpus/--pids unlimited` (unmarked), as the "
+          "peers set no cgroup limits.", ""]
     for s in skipped:
         md.append(f"- {s}")
     if skipped:
@@ -164,8 +163,6 @@ def cmd_report(raw, out):
             peer = ref
             if title.startswith("4."):
                 peer = FILE_PEERS.get(r["command"])
-            if title.startswith("6."):
-                peer = LIMIT_PEERS.get(r["command"])
             ratio = ""
             if peer and peer in by_cmd and r["command"] != peer:
                 r["ratio"] = {"vs": peer, "median": r["median_ms"] / by_cmd[peer]["median_ms"]}
@@ -182,18 +179,20 @@ def cmd_report(raw, out):
         md = section("3b")
         md += ["## 3b. create + exec `echo hello` + destroy, sequential cycles", "",
                "| sbx | median | mean | p99 | max | cycles |", "|---|---:|---:|---:|---:|---:|"]
+        cyc.sort(key=lambda p: p.endswith("-nolimits.txt"))
         for path in cyc:
             label = os.path.basename(path)[6:-4]
             s = stats([float(x) for x in open(path).read().split()])
             result["cycles"][label] = s
-            md.append(f"| {'--memory --pids' if label == 'limits' else 'no limits'} | "
+            md.append(f"| {LABELS.get(label, label)} | "
                       f"{fmt(s['median_ms'])} | {fmt(s['mean_ms'])} | {fmt(s['p99_ms'])} | "
                       f"{fmt(s['max_ms'])} | {s['runs']} |")
             dist.append(("3b. create+exec+destroy", f"cycle ({label})", s["times_ms"]))
         md.append("")
 
     dens = sorted(glob.glob(os.path.join(raw, "density-*.json")),
-                  key=lambda p: (p.split("-")[1], int(p.rsplit("-", 1)[1][:-5])))
+                  key=lambda p: (p.split("density-")[1].startswith("nolimits"),
+                                 int(p.rsplit("-", 1)[1][:-5])))
     if dens:
         md = section("5")
         md += ["## 5. Density: N idle sessions", "",
@@ -208,7 +207,7 @@ def cmd_report(raw, out):
             p = json.load(open(os.path.join(raw, f"pss-{label}-{d['n']}.json")))
             d.update(p)
             result["density"][f"{label}-{d['n']}"] = d
-            md.append(f"| sbx ({'--memory --pids' if label == 'limits' else 'no limits'}) | "
+            md.append(f"| sbx, {LABELS.get(label, label)} | "
                       f"{d['n']} | {d['create_s']:.2f} | {1000 * d['create_s'] / d['n']:.2f} | "
                       f"{p['pss_kib_total'] / 1024:.1f} | {p['pss_kib_per_session']:.0f} | "
                       f"{p['processes']} | {d['destroy_s']:.2f} |")
@@ -220,9 +219,10 @@ def cmd_report(raw, out):
                       f"{p['processes']} | |")
         md.append("")
 
-    bursts = {}
+    bursts = {}  # burst-LABEL-KIND-REP.txt
     for path in glob.glob(os.path.join(raw, "burst-*.txt")):
-        kind = os.path.basename(path).split("-")[1]
+        label, kind = os.path.basename(path).split("-")[1:3]
+        kind = "nsenter" if label == "nsenter" else f"{label}-{kind}"
         xs = [float(x) for x in open(path).read().split()]
         bursts.setdefault(kind, {"wall": [], "each": []})
         bursts[kind]["wall"].append(xs[0] * 1000)
@@ -233,9 +233,11 @@ def cmd_report(raw, out):
         md += [f"## 5b. {n} concurrent execs of `true`", "",
                "| what | wall time of the burst, median (ms) | per exec median (ms) | "
                "per exec p99 (ms) | bursts |", "|---|---:|---:|---:|---:|"]
-        names = {"one": "sbx exec into one session", "many": f"sbx exec into {n} sessions",
-                 "nsenter": "nsenter -a into one namespace set"}
-        for kind in ("one", "many", "nsenter"):
+        names = {"nsenter": "nsenter -a into one namespace set"}
+        for label in ("defaults", "nolimits"):
+            names[f"{label}-one"] = f"sbx exec into one session, {LABELS[label]}"
+            names[f"{label}-many"] = f"sbx exec into {n} sessions, {LABELS[label]}"
+        for kind in names:
             if kind not in bursts:
                 continue
             w, e = sorted(bursts[kind]["wall"]), sorted(bursts[kind]["each"])
@@ -245,6 +247,13 @@ def cmd_report(raw, out):
                       f"{fmt(pct(e, 99))} | {len(w)} |")
         md.append("")
 
+    result["targets"] = targets(result)
+    md = section("0")
+    md += ["## 0. Targets, with the defaults", "", "| target | measured | met |",
+           "|---|---:|---|"]
+    for t in result["targets"]:
+        md.append(f"| {t['what']} | {t['measured']} | {t['met']} |")
+    md.append("")
     md = head + [line for key in sorted(sections) for line in sections[key]]
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(result, f, indent=1)
@@ -252,6 +261,38 @@ def cmd_report(raw, out):
         f.write("\n".join(md))
     chart(dist, raw, os.path.join(out, "latency.png"))
     print("\n".join(md))
+
+
+def targets(result):
+    """The performance targets of the defaults, each with its figure of this run."""
+    rows = {r["command"]: r for g in result["groups"] for r in g["results"]}
+    out = []
+
+    def add(what, value, unit, ok):
+        measured = "not measured" if value is None else f"{value:.2f}{unit}"
+        out.append({"what": what, "value": value,
+                    "measured": measured, "met": "n/a" if value is None else
+                    ("yes" if ok(value) else "**no**")})
+
+    def ratio(cmd):
+        r = rows.get(cmd)
+        return r["ratio"]["median"] if r and "ratio" in r else None
+
+    add("`sbx exec` <= 1.0x `nsenter -a` (interleaved medians)",
+        ratio("sbx exec ID true, defaults (interleaved)"), "x", lambda v: v <= 1.0)
+    add("`sbx run -- true` <= 1.0x bwrap (interleaved medians)",
+        ratio("sbx run -- true, defaults (interleaved)"), "x", lambda v: v <= 1.0)
+    cyc = result["cycles"].get("defaults")
+    add(f"create + exec + destroy: p99 < 10 ms ({cyc['runs'] if cyc else 0} cycles)",
+        cyc["p99_ms"] if cyc else None, " ms", lambda v: v < 10)
+    dens = [d for k, d in result["density"].items() if k.startswith("defaults-")]
+    big = max(dens, key=lambda d: d["n"]) if dens else None
+    n = big["n"] if big else 0
+    add(f"idle session PSS <= 300 KiB (N = {n})",
+        big["pss_kib_per_session"] if big else None, " KiB", lambda v: v <= 300)
+    add(f"create {n} idle sessions < {5 * n / 1000:g} s (5 s per 1,000)",
+        big["create_s"] if big else None, " s", lambda v: v < 5 * n / 1000)
+    return out
 
 
 def chart(dist, raw, png):
