@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "../config/config-internal.h"
+#include "../ops/layerdiff.h"
 #include "../ops/layertar.h"
 #include "../session/audit.h"
 #include "../session/runtime.h"
@@ -151,8 +152,9 @@ static int layer_tar(int sessfd, int layer, const char *who, int out, const stru
         if (read_file_at(sessfd, BASE_FILE, &snap, 1u << 20) < 0)
                 return sbx_unsupported(e, 0,
                                        "cannot commit session '%s': it keeps no record of its "
-                                       "generated base (made by an older sbx)",
-                                       who);
+                                       "generated base (made by an older sbx, or its /, "
+                                       "/workspace and /tmp held over %d entries at create)",
+                                       who, LAYERDIFF_SNAPSHOT_MAX);
         return layertar_write_host(layer, snap.data ? snap.data : "", snap.len, out, o, ls, e);
 }
 
