@@ -19,6 +19,8 @@
 
 #define FREEZE_WAIT_MS 5000
 #define V1_POLL_MS 5
+/* How often a v1 freeze still FREEZING is asked again (see v1_freeze). */
+#define V1_RETRY_MS 100
 
 /* Until cgroup.events says "frozen <want>" (the kernel signals changes with POLLPRI). */
 static int wait_frozen(int cgfd, bool want, int timeout_ms)
@@ -88,7 +90,8 @@ static int v1_freeze(int cgfd, bool freeze)
 {
         const char *goal = freeze ? "FROZEN" : "THAWED";
         int r = v1_write(cgfd, goal);
-        uint64_t end = now_monotonic_ms() + FREEZE_WAIT_MS;
+        uint64_t start = now_monotonic_ms(), end = start + FREEZE_WAIT_MS;
+        uint64_t again = start + V1_RETRY_MS;
         while (r == 0) {
                 char text[32];
                 if ((r = cg_read_at(cgfd, "freezer.state", text, sizeof(text))) < 0)
@@ -100,6 +103,14 @@ static int v1_freeze(int cgfd, bool freeze)
                         break;
                 }
                 (void)poll(NULL, 0, V1_POLL_MS);
+                /* A v1 freeze can stay incomplete (FREEZING) when some task was busy as it
+                 * was asked; the kernel's documentation says to write FROZEN again, which asks
+                 * every task once more (seen under load with a fork loop inside: 5 s without
+                 * converging) */
+                if (freeze && now_monotonic_ms() >= again) {
+                        again += V1_RETRY_MS;
+                        (void)v1_write(cgfd, goal); /* the wait above still decides */
+                }
         }
         if (freeze)
                 (void)v1_write(cgfd, "THAWED"); /* never half-frozen: back to running */
