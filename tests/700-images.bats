@@ -9,6 +9,7 @@
 
 BATS_TEST_TIMEOUT=300
 load helpers
+load wheel
 
 # ---- fixtures (once per file) -------------------------------------------------------------
 
@@ -493,20 +494,10 @@ EOF
 
 # ---- packages and setup -------------------------------------------------------------------
 
-# mk_wheel DIR: a tiny pure-Python wheel "sbxtiny" 1.0, by hand.
-mk_wheel() {
+# tiny_wheel DIR: the pure-Python wheel "sbxtiny" 1.0 (wheel.bash), readable by the sandbox.
+tiny_wheel() {
         mkdir -p "$1"
-        python3 - "$1" <<'EOF'
-import base64, hashlib, sys, zipfile
-d, name, ver = sys.argv[1], "sbxtiny", "1.0"
-files = {f"{name}/__init__.py": b"VALUE = 42\n",
-         f"{name}-{ver}.dist-info/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {ver}\n".encode(),
-         f"{name}-{ver}.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: sbx-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
-rec = [f"{p},sha256={base64.urlsafe_b64encode(hashlib.sha256(c).digest()).rstrip(b'=').decode()},{len(c)}" for p, c in files.items()]
-files[f"{name}-{ver}.dist-info/RECORD"] = ("\n".join(rec + [f"{name}-{ver}.dist-info/RECORD,,"]) + "\n").encode()
-with zipfile.ZipFile(f"{d}/{name}-{ver}-py3-none-any.whl", "w") as z:
-    for p, c in files.items(): z.writestr(p, c)
-EOF
+        mk_wheel "$1" sbxtiny 1.0
         chmod -R a+rX "$1"
 }
 
@@ -518,7 +509,7 @@ need_pip() {
 @test "packages: --package and [sandbox] packages install from a mounted wheel dir before create returns" {
         need_pip
         public_dir
-        mk_wheel "$pubdir/wheels"
+        tiny_wheel "$pubdir/wheels"
         local wh=(--mount "$pubdir/wheels:/wheels:ro" --env PIP_NO_INDEX=1 --env PIP_FIND_LINKS=/wheels)
         new_session "${wh[@]}" --package sbxtiny
         sbx_ok exec "$sid" python3 -c 'import sbxtiny; print(sbxtiny.VALUE)'
@@ -581,7 +572,7 @@ EOF2
         [ -z "$(ls -A "$home/.local/share/sbx/layers")" ] || fail "layers left"
         # packages for a user's session on the host base (pip falls back to the user site)
         if /usr/bin/python3 -m pip --version >/dev/null 2>&1; then
-                mk_wheel "$pubdir/wheels"
+                tiny_wheel "$pubdir/wheels"
                 user_sbx_expect 0 run --mount "$pubdir/wheels:/wheels:ro" --env PIP_NO_INDEX=1 \
                         --env PIP_FIND_LINKS=/wheels --package sbxtiny -- \
                         python3 -c 'import sbxtiny; print(sbxtiny.VALUE)'

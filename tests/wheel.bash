@@ -1,5 +1,5 @@
-# A package index's content for the package tests (720-packages, 730-workflow): wheels made
-# by hand with python3's zipfile, so no index or build tool is needed.
+# A package index's content for the package tests (700-images, 720-packages, 730-workflow):
+# wheels made by hand with python3's zipfile, so no index or build tool is needed.
 
 # mk_wheel DIR NAME VERSION: a pure-Python wheel, by hand (NAME.VALUE = 42).
 mk_wheel() {
