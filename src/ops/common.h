@@ -18,11 +18,11 @@ int ops_fail_errno(struct sbx_error *e, int errnum, const char *fmt, ...) _print
 int ops_fail_silent(struct sbx_error *e);
 /* Out of memory while building output. */
 int ops_oom(struct sbx_error *e);
-/* path opened for reading (a FIFO does not block the open) and fstat'ed into *st: the fd, or
- * a failure for a directory (EISDIR) or anything but a regular file (code not_text). */
 /* mkdir -p dir (absolute): every missing component 0755; existing ones (of any type) are
  * left for the caller's next step to judge. 0 or -errno. */
 int ops_mkdirs(const char *dir);
+/* path opened for reading (a FIFO does not block the open) and fstat'ed into *st: the fd, or
+ * a failure for a directory (EISDIR) or anything but a regular file (code not_text). */
 struct stat;
 int ops_open_regular(const char *path, struct stat *st, struct sbx_error *e);
 

@@ -34,10 +34,11 @@ void close_all_except(const int *keep, size_t n_keep);
 
 /*
  * Give the kernel back the stack pages below the caller's frame (MADV_DONTNEED: they read as
- * zeros when touched again). For the long-lived idle processes of a session (the supervisor,
- * the init, its spare reaper): each inherits the stack that `create` dirtied while it set the
- * session up, ~130 KiB that an idle process never touches again and that would otherwise stay
- * resident in every one of them. Call it from a shallow frame, before a loop.
+ * zeros when touched again), and malloc's free pages (malloc_trim). For the long-lived idle
+ * processes of a session (the supervisor, the init, its spare reaper): each inherits the stack that
+ * `create` dirtied while it set the session up, ~130 KiB that an idle process never touches again
+ * and that would otherwise stay resident in every one of them. Call it from a shallow frame, before
+ * a loop.
  */
 void stack_release_below(void);
 
