@@ -26,7 +26,8 @@ struct cg_host {
 };
 int cg_host_probe(struct cg_host *h);
 /* h's own cgroups (v2 and each v1 hierarchy). */
-void cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns);
+/* 0 or -ENOMEM (owns then has none). */
+int cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns);
 
 /* Files of a cgroup directory. All return 0 or -errno. */
 int cg_write(const char *dir, const char *file, const char *value);
@@ -77,8 +78,8 @@ void cg_v2_kill(int parent_fd, const char *id);
  * it is empty. */
 int cg_v2_remove(int parent_fd, const char *id);
 /* The session's cgroup paths from its state, each checked (absolute, no "..", named after
- * the session, on a cgroup file system); the others are left "". */
-void cg_from_state(const struct session_state *st, struct cgroup_session *cs);
+ * the session, on a cgroup file system); the others are left "". 0 or -ENOMEM. */
+int cg_from_state(const struct session_state *st, struct cgroup_session *cs);
 /* Open the parent of a session cgroup path; it must be named "sbx" (what sbx makes). */
 int cg_open_parent(const char *session_path);
 /* rmdir the "sbx" directory open as parent_fd when it is empty. */
@@ -88,9 +89,10 @@ int cg_v2_exec_leaf(const char *session, char *name, size_t n, struct sbx_error 
 bool cg_v2_oom_killed(int leaf_fd);
 
 /* cgroup_v1.c */
+/* Make <parent>/<id> into *out with controller k's limit (CG_NCTRL: none), unless *out is set
+ * already (controllers mounted together: only the limit is written). */
 int cg_v1_session_create(const char *parent, enum cg_ctrl k, const struct sbx_config *c,
-                         const char *id, char *out, size_t n, int *ret_parent_fd,
-                         struct sbx_error *e);
+                         const char *id, const char **out, int *ret_parent_fd, struct sbx_error *e);
 int cg_v1_remove(int parent_fd, const char *id);
 uint64_t cg_v1_oom_kills(int memory_fd);
 /* `check`: memory.memsw.limit_in_bytes present (swap accounting on). */

@@ -219,11 +219,16 @@ static int missing(const struct cg_host *h, const struct sbx_config *c, enum cg_
                                cg_what(c, k).s, name, cg_hint(k));
 }
 
-void cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
+int cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
 {
-        memcpy(owns->v2, h->v2_own, sizeof(owns->v2));
-        memcpy(owns->v1, h->v1_own, sizeof(owns->v1));
-        memcpy(owns->v1_freezer, h->v1_freezer_own, sizeof(owns->v1_freezer));
+        int r = cg_str_set(&owns->v2, h->v2_own);
+        for (int k = 0; r == 0 && k < CG_NCTRL; k++)
+                r = cg_str_set(&owns->v1[k], h->v1_own[k]);
+        if (r == 0)
+                r = cg_str_set(&owns->v1_freezer, h->v1_freezer_own);
+        if (r < 0)
+                cgroup_owns_free(owns);
+        return r;
 }
 
 /*
@@ -233,10 +238,11 @@ void cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
  */
 static void prepare_freezer(const struct cg_host *h, struct cgroup_plan *plan)
 {
+        char p[PATH_MAX];
         if (plan->v2_parent[0] || !h->v1_freezer_own[0] ||
-            cg_path(plan->v1_freezer_parent, PATH_MAX, h->v1_freezer_own, "sbx") < 0 ||
-            cg_parent_ready(plan->v1_freezer_parent, false, 0) < 0)
-                plan->v1_freezer_parent[0] = '\0';
+            cg_path(p, sizeof(p), h->v1_freezer_own, "sbx") < 0 ||
+            cg_parent_ready(p, false, 0) < 0 || cg_str_set(&plan->v1_freezer_parent, p) < 0)
+                cg_str_clear(&plan->v1_freezer_parent);
 }
 
 /*
@@ -258,14 +264,19 @@ static int prepare_v1(const struct cg_host *h, const struct sbx_config *c, struc
         for (int k = 0; k < CG_NCTRL; k++) {
                 if (!(plan->v1_mask & CG_BIT(k)))
                         continue;
-                int r = cg_path(plan->v1_parent[k], PATH_MAX, h->v1_own[k], "sbx");
+                char p[PATH_MAX] = "";
+                int r = cg_path(p, sizeof(p), h->v1_own[k], "sbx");
                 if (r == 0)
-                        r = cg_parent_ready(plan->v1_parent[k], false, 0);
+                        r = cg_parent_ready(p, false, 0);
                 if (r < 0 && may_go_without(c, (enum cg_ctrl)k)) {
                         plan->v1_mask &= ~CG_BIT(k);
                         plan->unenforced |= CG_BIT(k);
-                        plan->v1_parent[k][0] = '\0';
                         continue;
+                }
+                if (r == 0 && (r = cg_str_set(&plan->v1_parent[k], p)) < 0) {
+                        plan->v1_mask &= CG_BIT(k) - 1;
+                        cgroup_plan_release(plan);
+                        return sbx_internal(e, -r, "out of memory");
                 }
                 if (r < 0) {
                         plan->v1_mask &= CG_BIT(k) - 1; /* the ones made so far */
@@ -274,8 +285,7 @@ static int prepare_v1(const struct cg_host *h, const struct sbx_config *c, struc
                             e, 0,
                             "cannot enforce %s: cgroup v1 '%s' cgroup '%s' cannot be created "
                             "(%s)%s%s%s; %s",
-                            cg_what(c, (enum cg_ctrl)k).s, cg_ctrl_names[k], plan->v1_parent[k],
-                            strerror(-r),
+                            cg_what(c, (enum cg_ctrl)k).s, cg_ctrl_names[k], p, strerror(-r),
                             h->v2_own[0] ? " and cgroup v2 does not offer the controller to '" : "",
                             h->v2_own, h->v2_own[0] ? "'" : "", cg_hint((enum cg_ctrl)k));
                 }
@@ -293,14 +303,17 @@ static int with_delegation(int r, const struct cgroup_plan *plan, struct sbx_err
         return r;
 }
 
-static int prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e);
+static int prepare(const struct sbx_config *c, bool one_shot, struct cgroup_plan *plan,
+                   struct sbx_error *e);
 
-int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e)
+int cgroup_prepare(const struct sbx_config *c, bool one_shot, struct cgroup_plan *plan,
+                   struct sbx_error *e)
 {
+        *plan = (struct cgroup_plan)CGROUP_PLAN_INIT;
         char why[sizeof(plan->delegation)];
         /* before the probe of prepare(): a scope changes what this process's own cgroup is */
         int d = cgroup_delegate(c, false, why, sizeof(why));
-        int r = prepare(c, plan, e);
+        int r = prepare(c, one_shot, plan, e);
         /* A cgroup of the user's own that cannot take the limits either: a terminal's scope
          * under the user manager, shared with the shell (cgroup v2 gives controllers only to a
          * cgroup without processes). A scope of sbx's own then, and the plan made again there
@@ -310,21 +323,24 @@ int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
                 if (r == 0)
                         cgroup_plan_release(plan);
                 memset(e, 0, sizeof(*e));
-                r = prepare(c, plan, e);
+                r = prepare(c, one_shot, plan, e);
         }
         if (d < 0)
                 snprintf(plan->delegation, sizeof(plan->delegation), "%s", why);
         return with_delegation(r, plan, e);
 }
 
-static int prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e)
+static int prepare(const struct sbx_config *c, bool one_shot, struct cgroup_plan *plan,
+                   struct sbx_error *e)
 {
         struct cg_host h;
-        memset(plan, 0, sizeof(*plan));
+        cgroup_plan_free(plan);
+        *plan = (struct cgroup_plan)CGROUP_PLAN_INIT;
         if (cg_host_probe(&h) < 0)
                 return wanted(c) ? sbx_unsupported(e, errno, "cannot read /proc/self/mountinfo")
                                  : 0;
-        cg_owns_from_host(&h, &plan->owns);
+        if (cg_owns_from_host(&h, &plan->owns) < 0)
+                return sbx_internal(e, ENOMEM, "out of memory");
         for (int k = 0; k < CG_NCTRL; k++) {
                 if (!(wanted(c) & CG_BIT(k)))
                         continue;
@@ -340,33 +356,40 @@ static int prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct 
         int r = prepare_v1(&h, c, plan, e);
         if (r < 0)
                 return r;
-        if (!h.v2_own[0]) {
-                prepare_freezer(&h, plan);
+        if (!h.v2_own[0] || (one_shot && !plan->v2_mask)) {
+                if (!one_shot)
+                        prepare_freezer(&h, plan);
                 return 0;
         }
         /* v2 also when it enforces nothing here: cgroup.kill and one place for the session's
-         * processes (hybrid hosts). Best effort then. */
+         * processes (hybrid hosts). Best effort then; not for a one-shot session. */
         bool droppable = true;
         for (int k = 0; k < CG_NCTRL; k++)
                 if (plan->v2_mask & CG_BIT(k))
                         droppable &= may_go_without(c, (enum cg_ctrl)k);
         struct sbx_error sub = {0};
-        r = cg_v2_prepare(&h, c, plan->v2_mask, plan->v2_parent, sizeof(plan->v2_parent),
+        char parent[PATH_MAX];
+        r = cg_v2_prepare(&h, c, plan->v2_mask, parent, sizeof(parent),
                           plan->v2_mask && !droppable ? e : &sub);
         if (r < 0 && plan->v2_mask && droppable) {
                 /* an undelegated v2 cgroup that only defaults wanted: kill-only if possible */
                 plan->unenforced |= plan->v2_mask;
                 plan->v2_mask = 0;
-                r = cg_v2_prepare(&h, c, 0, plan->v2_parent, sizeof(plan->v2_parent), &sub);
+                if (one_shot)
+                        return 0;
+                r = cg_v2_prepare(&h, c, 0, parent, sizeof(parent), &sub);
+        }
+        if (r == 0 && cg_str_set(&plan->v2_parent, parent) < 0) {
+                (void)rmdir(parent); /* only when no other session uses it */
+                cgroup_plan_release(plan);
+                return sbx_internal(e, ENOMEM, "out of memory");
         }
         if (r < 0 && plan->v2_mask) {
-                plan->v2_parent[0] = '\0';
                 cgroup_plan_release(plan);
                 return r;
         }
-        if (r < 0)
-                plan->v2_parent[0] = '\0';
-        prepare_freezer(&h, plan);
+        if (!one_shot)
+                prepare_freezer(&h, plan);
         return 0;
 }
 
@@ -398,19 +421,21 @@ int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_confi
                         continue;
                 /* Controllers mounted together share one cgroup (made once, then only
                  * written to). */
-                for (int j = 0; j < k; j++)
+                for (int j = 0; r == 0 && j < k; j++)
                         if (plan->v1_mask & CG_BIT(j) &&
-                            strcmp(plan->v1_parent[j], plan->v1_parent[k]) == 0)
-                                memcpy(cs->v1[k], cs->v1[j], PATH_MAX);
-                r = cg_v1_session_create(plan->v1_parent[k], (enum cg_ctrl)k, c, id, cs->v1[k],
-                                         PATH_MAX, &cs->v1_parent_fd[k], e);
+                            strcmp(plan->v1_parent[j], plan->v1_parent[k]) == 0 &&
+                            cg_str_set(&cs->v1[k], cs->v1[j]) < 0)
+                                r = sbx_internal(e, ENOMEM, "out of memory");
+                if (r == 0)
+                        r = cg_v1_session_create(plan->v1_parent[k], (enum cg_ctrl)k, c, id,
+                                                 &cs->v1[k], &cs->v1_parent_fd[k], e);
         }
         if (r == 0 && plan->v1_freezer_parent[0]) {
                 /* CG_NCTRL: a cgroup with no limit to set. Best effort, as the plan's. */
                 struct sbx_error sub = {0};
-                if (cg_v1_session_create(plan->v1_freezer_parent, CG_NCTRL, c, id, cs->v1_freezer,
-                                         PATH_MAX, &cs->v1_freezer_parent_fd, &sub) < 0)
-                        cs->v1_freezer[0] = '\0';
+                if (cg_v1_session_create(plan->v1_freezer_parent, CG_NCTRL, c, id, &cs->v1_freezer,
+                                         &cs->v1_freezer_parent_fd, &sub) < 0)
+                        cg_str_clear(&cs->v1_freezer);
         }
         if (r < 0)
                 cgroup_session_remove(cs);
@@ -506,7 +531,6 @@ void cgroup_session_remove(struct cgroup_session *cs)
         if (cs->v2_parent_fd >= 0 && cs->v2[0])
                 (void)cg_v2_remove(cs->v2_parent_fd, base(cs->v2));
         closep(&cs->v2_parent_fd);
-        cs->v2[0] = '\0';
         for (int k = 0; k < CG_NCTRL; k++) {
                 bool dup = false;
                 for (int j = 0; j < k; j++)
@@ -514,14 +538,12 @@ void cgroup_session_remove(struct cgroup_session *cs)
                 if (cs->v1_parent_fd[k] >= 0 && cs->v1[k][0] && !dup)
                         (void)cg_v1_remove(cs->v1_parent_fd[k], base(cs->v1[k]));
         }
-        for (int k = 0; k < CG_NCTRL; k++) {
+        for (int k = 0; k < CG_NCTRL; k++)
                 closep(&cs->v1_parent_fd[k]);
-                cs->v1[k][0] = '\0';
-        }
         if (cs->v1_freezer_parent_fd >= 0 && cs->v1_freezer[0])
                 (void)cg_v1_remove(cs->v1_freezer_parent_fd, base(cs->v1_freezer));
         closep(&cs->v1_freezer_parent_fd);
-        cs->v1_freezer[0] = '\0';
+        cgroup_session_free(cs);
 }
 
 void cgroup_session_to_state(const struct cgroup_session *cs, struct session_state *st)
@@ -548,22 +570,24 @@ static bool recorded_ok(const char *path, const char *id, bool v2)
         return v2 ? sf.f_type == CGROUP2_SUPER_MAGIC : sf.f_type == CGROUP_SUPER_MAGIC;
 }
 
-void cg_from_state(const struct session_state *st, struct cgroup_session *cs)
+int cg_from_state(const struct session_state *st, struct cgroup_session *cs)
 {
         const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
+        int r = 0;
         if (recorded_ok(st->cgroup, st->id, true))
-                snprintf(cs->v2, sizeof(cs->v2), "%s", st->cgroup);
-        for (int k = 0; k < CG_NCTRL; k++)
+                r = cg_str_set(&cs->v2, st->cgroup);
+        for (int k = 0; r == 0 && k < CG_NCTRL; k++)
                 if (recorded_ok(v1[k], st->id, false))
-                        snprintf(cs->v1[k], PATH_MAX, "%s", v1[k]);
-        if (recorded_ok(st->cgroup_v1_freezer, st->id, false))
-                snprintf(cs->v1_freezer, PATH_MAX, "%s", st->cgroup_v1_freezer);
+                        r = cg_str_set(&cs->v1[k], v1[k]);
+        if (r == 0 && recorded_ok(st->cgroup_v1_freezer, st->id, false))
+                r = cg_str_set(&cs->v1_freezer, st->cgroup_v1_freezer);
+        return r;
 }
 
 void cgroup_remove_recorded(const struct session_state *st)
 {
-        struct cgroup_session cs = CGROUP_SESSION_INIT;
-        cg_from_state(st, &cs);
+        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
+        (void)cg_from_state(st, &cs); /* best effort: what can be read is removed */
         if (cs.v2[0])
                 cs.v2_parent_fd = cg_open_parent(cs.v2);
         for (int k = 0; k < CG_NCTRL; k++)

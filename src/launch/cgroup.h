@@ -22,46 +22,70 @@
 enum cg_ctrl { CG_MEMORY, CG_PIDS, CG_CPU, CG_NCTRL };
 extern const char *const cg_ctrl_names[CG_NCTRL];
 
+/*
+ * Cgroup paths in the structs below are sized to fit (heap), never NULL: cg_none ("") when
+ * unused. They are not fixed PATH_MAX arrays because the supervisor and the init keep a plan
+ * and a session for life: arrays cost ~60 KiB of touched stack per idle session.
+ */
+extern const char cg_none[1];
+/* *s = a copy of value ("" gives cg_none), the old one freed. 0 or -ENOMEM (*s unchanged). */
+int cg_str_set(const char **s, const char *value);
+/* Free *s and make it cg_none. */
+void cg_str_clear(const char **s);
+
 /* A process's own cgroups (/proc/self/cgroup), whose <own>/sbx children hold sessions. */
 struct cgroup_owns {
-        char v2[PATH_MAX];           /* "" when none */
-        char v1[CG_NCTRL][PATH_MAX]; /* per controller, "" when none */
-        char v1_freezer[PATH_MAX];   /* the v1 freezer hierarchy's, "" when none */
+        const char *v2;           /* "" when none */
+        const char *v1[CG_NCTRL]; /* per controller, "" when none */
+        const char *v1_freezer;   /* the v1 freezer hierarchy's, "" when none */
 };
+#define CGROUP_OWNS_INIT                                                                           \
+        {                                                                                          \
+                .v2 = cg_none, .v1 = {cg_none, cg_none, cg_none}, .v1_freezer = cg_none            \
+        }
+void cgroup_owns_free(struct cgroup_owns *owns);
 
 /*
  * Where the cgroups of new sessions go, decided once by the creating process (and inherited by
  * its supervisor, which may have been moved into <own>/sbx-supervisor on the way).
  */
 struct cgroup_plan {
-        unsigned v2_mask, v1_mask;          /* bit per enum cg_ctrl: enforced through v2 / v1 */
-        char v2_parent[PATH_MAX];           /* <own v2>/sbx, "" when no v2 cgroup is made */
-        char v1_parent[CG_NCTRL][PATH_MAX]; /* <own v1>/sbx for controllers in v1_mask */
-        char v1_freezer_parent[PATH_MAX];   /* <own v1 freezer>/sbx when v2 has no cgroup for
-                                               the session (pause then freezes through v1) */
-        struct cgroup_owns owns;            /* the creating process's own, before any move */
+        unsigned v2_mask, v1_mask;       /* bit per enum cg_ctrl: enforced through v2 / v1 */
+        const char *v2_parent;           /* <own v2>/sbx, "" when no v2 cgroup is made */
+        const char *v1_parent[CG_NCTRL]; /* <own v1>/sbx for controllers in v1_mask */
+        const char *v1_freezer_parent;   /* <own v1 freezer>/sbx when v2 has no cgroup for
+                                            the session (pause then freezes through v1) */
+        struct cgroup_owns owns;         /* the creating process's own, before any move */
         unsigned unenforced;  /* bit per enum cg_ctrl: a default limit the host cannot enforce for
                                  this user (not with [limits] strict), so the session goes
                                  without it */
         char delegation[300]; /* why no delegated systemd scope could be had (cgroup_delegate),
                                  "" when none was needed or it worked */
 };
+#define CGROUP_PLAN_INIT                                                                           \
+        {                                                                                          \
+                .v2_parent = cg_none, .v1_parent = {cg_none, cg_none, cg_none},                    \
+                .v1_freezer_parent = cg_none, .owns = CGROUP_OWNS_INIT                             \
+        }
+/* Free plan's strings (the cgroups stay: cgroup_plan_release removes them). */
+void cgroup_plan_free(struct cgroup_plan *plan);
 
 /*
  * The cgroups of one session. Paths are absolute, "" when unused; the parents are held open
  * so that teardown works by fd, also from inside the session's mount namespace (`run`).
  */
 struct cgroup_session {
-        char v2[PATH_MAX];           /* <v2_parent>/<id>: limits; leaves "init" and "exec-*" */
-        char v1[CG_NCTRL][PATH_MAX]; /* <v1_parent>/<id> per controller in v1_mask */
-        int v2_parent_fd;            /* <own>/sbx, O_DIRECTORY */
+        const char *v2;           /* <v2_parent>/<id>: limits; leaves "init" and "exec-*" */
+        const char *v1[CG_NCTRL]; /* <v1_parent>/<id> per controller in v1_mask */
+        int v2_parent_fd;         /* <own>/sbx, O_DIRECTORY */
         int v1_parent_fd[CG_NCTRL];
-        int v2_init_fd; /* <v2>/init (CLONE_INTO_CGROUP) */
-        char v1_freezer[PATH_MAX]; /* <v1_freezer_parent>/<id>: for pause only; "" unused */
+        int v2_init_fd;         /* <v2>/init (CLONE_INTO_CGROUP) */
+        const char *v1_freezer; /* <v1_freezer_parent>/<id>: for pause only; "" unused */
         int v1_freezer_parent_fd;
 };
 #define CGROUP_SESSION_INIT                                                                        \
         {                                                                                          \
+                .v2 = cg_none, .v1 = {cg_none, cg_none, cg_none}, .v1_freezer = cg_none,           \
                 .v2_parent_fd = -1, .v1_parent_fd = {-1, -1, -1}, .v2_init_fd = -1,                \
                 .v1_freezer_parent_fd = -1                                                         \
         }
@@ -73,9 +97,12 @@ struct cgroup_session {
  * cgroup v2, when <own> still has to enable a controller for its children and this process is
  * not alone in it ("no internal processes"), this process moves itself into
  * <own>/sbx-supervisor (still inside its own cgroup) first. Called before forking the
- * supervisor, so the supervisor starts where this process ends up.
+ * supervisor, so the supervisor starts where this process ends up. one_shot (`run`): only the
+ * cgroups that enforce a limit; none for pause (nothing can pause it) and no kill-only v2
+ * cgroup (its pid namespace takes every process with the init, as for an unlimited `run`).
  */
-int cgroup_prepare(const struct sbx_config *c, struct cgroup_plan *plan, struct sbx_error *e);
+int cgroup_prepare(const struct sbx_config *c, bool one_shot, struct cgroup_plan *plan,
+                   struct sbx_error *e);
 
 /*
  * Delegation from systemd: when this process is unprivileged, c asks for limits, the host has
@@ -103,8 +130,7 @@ int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_confi
 int cgroup_session_attach_v2(const struct cgroup_session *cs, pid_t pid, struct sbx_error *e);
 /* Put pid (the session init, before it forks) into the session's v1 freezer cgroup, when it
  * has one: everything of the session descends from the init or enters it (cgroup_exec). */
-int cgroup_session_attach_freezer(const struct cgroup_session *cs, pid_t pid,
-                                  struct sbx_error *e);
+int cgroup_session_attach_freezer(const struct cgroup_session *cs, pid_t pid, struct sbx_error *e);
 /* Open the "tasks" file of each v1 cgroup of the session, for the init's own move
  * (sandbox/init.c): fds[k] for controller k, -1 for none and for a directory shared with an
  * earlier controller. On failure none stays open. */
@@ -113,14 +139,17 @@ int cgroup_session_open_v1_tasks(const struct cgroup_session *cs, int fds[CG_NCT
 /* cgroup.kill (v2): every process of the session, at once. No-op without v2. Works by fd. */
 void cgroup_session_kill(const struct cgroup_session *cs);
 /* Wait (bounded) until the session's cgroups are empty, remove them, and the parents when
- * empty; closes the fds. The session's processes must be dead or dying. Works by fd. */
+ * empty; closes the fds and frees the paths. The session's processes must be dead or dying.
+ * Works by fd. */
 void cgroup_session_remove(struct cgroup_session *cs);
+/* Free cs's strings (for _cleanup_: the cgroups and fds are left as they are). */
+void cgroup_session_free(struct cgroup_session *cs);
 
 /*
  * Pause (freeze) or resume the session's processes through the v2 freezer of its cgroup, or
  * the v1 freezer cgroup it has when v2 gave it none, and wait (bounded) until the kernel says
- * every task is frozen (or thawed). -EOPNOTSUPP when the session has neither; -ETIMEDOUT when they did not all stop (the
- * session is thawed again then: never left half-frozen). Works by fd.
+ * every task is frozen (or thawed). -EOPNOTSUPP when the session has neither; -ETIMEDOUT when they
+ * did not all stop (the session is thawed again then: never left half-frozen). Works by fd.
  */
 int cgroup_session_freeze(const struct cgroup_session *cs, bool freeze);
 /* Thaw without waiting (teardown, after cgroup.kill: a frozen task dies on SIGKILL anyway). */

@@ -285,7 +285,9 @@ int cgroup_delegate(const struct sbx_config *c, bool even_writable, char *why, s
         struct cg_host h;
         char unit[64];
         why[0] = '\0';
-        if (cg_host_probe(&h) < 0 || !wants_scope(c, &h, even_writable))
+        /* wants_scope's cheap answers first: a create as root reads no mountinfo here */
+        if (geteuid() == 0 || !cgroup_limits_wanted(c) || cg_host_probe(&h) < 0 ||
+            !wants_scope(c, &h, even_writable))
                 return 0;
         int r = cg_delegate_scope(unit, sizeof(unit), why, n);
         return r < 0 ? r : 1;

@@ -53,9 +53,10 @@ static bool session_limits_memory(int session_fd)
 
 int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e)
 {
-        struct cgroup_session cs = CGROUP_SESSION_INIT;
+        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
         const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
-        cg_from_state(st, &cs);
+        if (cg_from_state(st, &cs) < 0)
+                return sbx_internal(e, ENOMEM, "out of memory");
         /* A recorded cgroup that is gone or not a cgroup: never run the command unlimited. */
         if ((st->cgroup && !cs.v2[0]) || (v1[0] && !cs.v1[0][0]) || (v1[1] && !cs.v1[1][0]) ||
             (v1[2] && !cs.v1[2][0]))
@@ -116,8 +117,9 @@ static bool v2_limits_memory(const struct cgroup_session *cs)
 
 bool cgroup_exec_server_ok(const struct session_state *st)
 {
-        struct cgroup_session cs = CGROUP_SESSION_INIT;
-        cg_from_state(st, &cs);
+        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
+        if (cg_from_state(st, &cs) < 0)
+                return false; /* the client's join then, which says what failed */
         /* v1: the init is outside the memory cgroup and each command moves itself in (the
          * init's server serves); v2: a memory limit wants a leaf per exec (the client's) */
         return !v2_limits_memory(&cs);
@@ -126,9 +128,10 @@ bool cgroup_exec_server_ok(const struct session_state *st)
 int cgroup_server_prepare(const struct session_state *st, struct cgroup_exec *x, bool *ok,
                           struct sbx_error *e)
 {
-        struct cgroup_session cs = CGROUP_SESSION_INIT;
-        cg_from_state(st, &cs);
+        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
         *ok = false;
+        if (cg_from_state(st, &cs) < 0)
+                return sbx_internal(e, ENOMEM, "out of memory");
         /* as for an exec: a recorded cgroup that fails the checks is never taken as none */
         if (st->cgroup_v1_memory && !cs.v1[CG_MEMORY][0])
                 return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);

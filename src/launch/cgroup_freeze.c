@@ -147,8 +147,9 @@ void cgroup_session_thaw(const struct cgroup_session *cs)
 
 int cgroup_state_frozen(const struct session_state *st)
 {
-        struct cgroup_session cs = CGROUP_SESSION_INIT;
-        cg_from_state(st, &cs);
+        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
+        if (cg_from_state(st, &cs) < 0)
+                return -ENOMEM;
         char text[32];
         if (!cs.v2[0] && cs.v1_freezer[0]) {
                 int r = cg_read(cs.v1_freezer, "freezer.state", text, sizeof(text));

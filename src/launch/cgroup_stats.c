@@ -96,10 +96,10 @@ static void read_cpu(const struct cgroup_session *cs, struct cgroup_usage *u)
 
 void cgroup_usage_read(const struct session_state *st, struct cgroup_usage *u)
 {
-        struct cgroup_session cs = CGROUP_SESSION_INIT;
+        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
         memset(u, 0, sizeof(*u));
         u->mem_limit = u->pids_limit = UINT64_MAX;
-        cg_from_state(st, &cs);
+        (void)cg_from_state(st, &cs); /* out of memory: what could be read (has_* say it) */
         read_memory(&cs, u);
         read_pids(&cs, u);
         read_cpu(&cs, u);

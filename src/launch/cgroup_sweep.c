@@ -89,9 +89,8 @@ size_t cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks, bool
 void cgroup_sweep(size_t max_checks)
 {
         struct cg_host h;
-        struct cgroup_owns owns;
-        if (cg_host_probe(&h) < 0)
+        _cleanup_(cgroup_owns_free) struct cgroup_owns owns = CGROUP_OWNS_INIT;
+        if (cg_host_probe(&h) < 0 || cg_owns_from_host(&h, &owns) < 0)
                 return;
-        cg_owns_from_host(&h, &owns);
         (void)cgroup_sweep_owns(&owns, max_checks, false);
 }

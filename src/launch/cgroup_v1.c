@@ -34,11 +34,10 @@ bool cg_v1_has_memsw(const char *own)
 }
 
 int cg_v1_session_create(const char *parent, enum cg_ctrl k, const struct sbx_config *c,
-                         const char *id, char *out, size_t n, int *ret_parent_fd,
-                         struct sbx_error *e)
+                         const char *id, const char **out, int *ret_parent_fd, struct sbx_error *e)
 {
         int r = 0;
-        bool made = !out[0];
+        bool made = !(*out)[0];
         if (made) {
                 /* A session ending elsewhere removes the parent when it is empty: make it again. */
                 for (int tries = 0; tries < CG_PARENT_TRIES; tries++) {
@@ -51,32 +50,36 @@ int cg_v1_session_create(const char *parent, enum cg_ctrl k, const struct sbx_co
                 if (r < 0)
                         return sbx_unsupported(e, -r, "failed to create cgroup '%s/%s'", parent,
                                                id);
-                if ((r = cg_path(out, n, parent, id)) < 0)
-                        return sbx_internal(e, -r, "cgroup path too long");
+                char p[PATH_MAX] = "";
+                if ((r = cg_path(p, sizeof(p), parent, id)) < 0 || (r = cg_str_set(out, p)) < 0) {
+                        (void)rmdir(p);
+                        return sbx_internal(e, -r, "failed to record cgroup '%s/%s'", parent, id);
+                }
         }
+        const char *dir = *out;
         /* From here on the caller's cleanup removes it, by fd. */
-        if ((*ret_parent_fd = cg_open_parent(out)) < 0) {
+        if ((*ret_parent_fd = cg_open_parent(dir)) < 0) {
                 r = *ret_parent_fd;
                 if (made)
-                        (void)rmdir(out);
-                out[0] = '\0';
+                        (void)rmdir(dir);
+                cg_str_clear(out);
                 return sbx_internal(e, -r, "failed to open cgroup '%s'", parent);
         }
         switch (k) {
         case CG_MEMORY:
-                r = set_u64(out, "memory.limit_in_bytes", c->memory_bytes, e);
-                if (r == 0 && cg_v1_has_memsw(out))
-                        r = set_u64(out, "memory.memsw.limit_in_bytes", c->memory_bytes, e);
+                r = set_u64(dir, "memory.limit_in_bytes", c->memory_bytes, e);
+                if (r == 0 && cg_v1_has_memsw(dir))
+                        r = set_u64(dir, "memory.memsw.limit_in_bytes", c->memory_bytes, e);
                 else if (r == 0)
-                        r = set_u64(out, "memory.swappiness", 0, e);
+                        r = set_u64(dir, "memory.swappiness", 0, e);
                 return r;
         case CG_PIDS:
-                return set_u64(out, "pids.max", c->pids, e);
+                return set_u64(dir, "pids.max", c->pids, e);
         case CG_CPU: {
                 uint64_t quota = c->cpus_milli * (CG_CPU_PERIOD_US / 1000);
-                r = set_u64(out, "cpu.cfs_period_us", CG_CPU_PERIOD_US, e);
+                r = set_u64(dir, "cpu.cfs_period_us", CG_CPU_PERIOD_US, e);
                 if (r == 0)
-                        r = set_u64(out, "cpu.cfs_quota_us",
+                        r = set_u64(dir, "cpu.cfs_quota_us",
                                     quota < CG_CPU_MIN_QUOTA_US ? CG_CPU_MIN_QUOTA_US : quota, e);
                 return r;
         }

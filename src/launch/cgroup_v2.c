@@ -159,13 +159,16 @@ int cg_v2_session_create(const char *parent, unsigned mask, const struct sbx_con
         }
         if (r < 0)
                 return sbx_unsupported(e, -r, "failed to create cgroup '%s/%s'", parent, id);
-        if ((r = cg_path(cs->v2, sizeof(cs->v2), parent, id)) < 0)
-                return sbx_internal(e, -r, "cgroup path too long");
+        char p[PATH_MAX] = "";
+        if ((r = cg_path(p, sizeof(p), parent, id)) < 0 || (r = cg_str_set(&cs->v2, p)) < 0) {
+                (void)rmdir(p);
+                return sbx_internal(e, -r, "failed to record cgroup '%s/%s'", parent, id);
+        }
         /* From here on the caller's cleanup removes it, by fd. */
         if ((cs->v2_parent_fd = cg_open_parent(cs->v2)) < 0) {
                 r = cs->v2_parent_fd;
                 (void)rmdir(cs->v2);
-                cs->v2[0] = '\0';
+                cg_str_clear(&cs->v2);
                 return sbx_internal(e, -r, "failed to open cgroup '%s'", parent);
         }
 

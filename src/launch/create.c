@@ -75,8 +75,8 @@ int session_create(const struct sbx_config *c, struct session_state *st, int *re
         /* Stale sessions are reaped by the new supervisor once its session is ready (#3),
          * off this path. */
         /* Before the supervisor exists: it starts in the cgroup this process ends up in. */
-        struct cgroup_plan plan;
-        if ((r = cgroup_prepare(c, &plan, e)) < 0)
+        _cleanup_(cgroup_plan_free) struct cgroup_plan plan = CGROUP_PLAN_INIT;
+        if ((r = cgroup_prepare(c, false, &plan, e)) < 0)
                 return r;
 
         char id[SESSION_ID_LEN + 1];
