@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -162,12 +163,17 @@ void signalfd_drain(int sigfd)
                 ;
 }
 
-/* The headroom kept below the caller's frame: the frames it calls next (libc's poll, a signal
- * handler's) touch these pages anyway. */
-#define STACK_KEEP (16 * 1024)
+/* The headroom kept below this function's frame: its own locals and the madvise call. The
+ * idle loops that follow touch one or two pages below their frame (libc's poll, accept), so a
+ * larger headroom only keeps pages that nothing uses: each page kept costs 4 KiB per idle
+ * process. */
+#define STACK_KEEP 4096
 
 void stack_release_below(void)
 {
+        /* first, as it runs on the stack below this frame: the heap's free pages (what setting
+         * up freed: config, paths, messages) */
+        (void)malloc_trim(0);
         const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
         /* the frame itself, never a local: a sanitizer may keep locals on a heap "fake stack" */
         uintptr_t top = ((uintptr_t)__builtin_frame_address(0) - STACK_KEEP) & ~(page - 1);
@@ -177,8 +183,8 @@ void stack_release_below(void)
         uintptr_t low = top;
         while (low >= page && mincore((void *)(low - page), page, &v) == 0)
                 low -= page;
+        /* the raw system call: no wrapper or sanitizer interceptor frame below this one may
+         * use a page while it goes */
         if (low < top)
-                (void)madvise((void *)low, top - low, MADV_DONTNEED);
-        /* and the heap's free pages: what setting up freed (config, paths, messages) */
-        (void)malloc_trim(0);
+                (void)syscall(SYS_madvise, (void *)low, top - low, MADV_DONTNEED);
 }
