@@ -320,3 +320,32 @@ fill() {
         [ -z "$(ls -A "$SBX_RUNTIME_DIR" | grep -v '^names$')" ] || fail "left: $(ls -A "$SBX_RUNTIME_DIR")"
         [ -z "$(ls -A "$SBX_RUNTIME_DIR/names" 2>/dev/null)" ] || fail "names left"
 }
+
+@test "a process of another tool on a slot's ids keeps sessions off it (uid and gid); the control takes it once it is gone" {
+        # every slot but the pool's first and last listed in /etc/subuid (a private mount
+        # namespace), and a foreign process on each of those two: one by uid, one by gid
+        local first=$((0x40000000)) last=$((0x40000000 + 0x17ff * 0x20000)) subuid=$BATS_TEST_TMPDIR/subuid
+        printf 'filler:%d:%d\n' $((first + 0x20000)) $((0x17fe * 0x20000)) >"$subuid"
+        setpriv --reuid=$((first + 7)) --regid=$((first + 7)) --clear-groups sleep 300 &
+        local by_uid=$!
+        setpriv --reuid=65534 --regid=$((last + 9)) --clear-groups sleep 300 &
+        local by_gid=$!
+        # older than a scan shared before they started (a second): any scan now sees them
+        sleep 1.2
+        _expect 4 unshare -m --propagation private -- sh -c \
+                'mount --bind "$0" /etc/subuid && exec "$1" create' "$subuid" "$SBX"
+        [[ $stderr == "sbx: "*"no free host uid range"* ]] || fail "took a slot in use: $output $stderr"
+        [ -z "$(ls -A "$SBX_RUNTIME_DIR" | grep -v '^names$')" ] || fail "left: $(ls -A "$SBX_RUNTIME_DIR")"
+        # the control: the same create takes one of the two once the processes are gone (and
+        # the scan shared while they ran has aged out)
+        kill "$by_uid" "$by_gid"
+        wait "$by_uid" "$by_gid" 2>/dev/null || true
+        sleep 1.2
+        _expect 0 unshare -m --propagation private -- sh -c \
+                'mount --bind "$0" /etc/subuid && exec "$1" create' "$subuid" "$SBX"
+        is_id "$output" || fail "control: no session ($output $stderr)"
+        local id=$output start
+        start=$(sed -n 's/^uid_start=//p' "$SBX_RUNTIME_DIR/$id/state")
+        [ "$start" = "$first" ] || [ "$start" = "$last" ] || fail "control: took $start"
+        sbx_ok destroy "$id"
+}
