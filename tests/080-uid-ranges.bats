@@ -31,7 +31,11 @@ setup() {
         command -v newuidmap >/dev/null || fail "newuidmap is missing (package uidmap)"
         setup_sbx
 }
-teardown() { teardown_sbx; }
+teardown() {
+        # the foreign processes of the scan test, if it failed before it killed them
+        [ -z "${foreign_pids:-}" ] || kill $foreign_pids 2>/dev/null || true
+        teardown_sbx
+}
 
 marker() {
         echo $((700000 + RANDOM * 7 + BATS_TEST_NUMBER))
@@ -326,11 +330,16 @@ fill() {
         # namespace), and a foreign process on each of those two: one by uid, one by gid
         local first=$((0x40000000)) last=$((0x40000000 + 0x17ff * 0x20000)) subuid=$BATS_TEST_TMPDIR/subuid
         printf 'filler:%d:%d\n' $((first + 0x20000)) $((0x17fe * 0x20000)) >"$subuid"
-        setpriv --reuid=$((first + 7)) --regid=$((first + 7)) --clear-groups sleep 300 &
+        setpriv --reuid=$((first + 7)) --regid=$((first + 7)) --clear-groups sleep 300 3>&- &
         local by_uid=$!
-        setpriv --reuid=65534 --regid=$((last + 9)) --clear-groups sleep 300 &
+        setpriv --reuid=65534 --regid=$((last + 9)) --clear-groups sleep 300 3>&- &
         local by_gid=$!
-        # older than a scan shared before they started (a second): any scan now sees them
+        foreign_pids="$by_uid $by_gid"
+        # once they have their ids, a second more: a scan shared before then has aged out, so
+        # every scan from here on sees them
+        wait_until 10 eval '[ "$(stat -c %u:%g /proc/'"$by_uid"')" = "$((first + 7)):$((first + 7))" ] &&
+                [ "$(stat -c %u:%g /proc/'"$by_gid"')" = "65534:$((last + 9))" ]' ||
+                fail "the foreign processes never got their ids"
         sleep 1.2
         _expect 4 unshare -m --propagation private -- sh -c \
                 'mount --bind "$0" /etc/subuid && exec "$1" create' "$subuid" "$SBX"
@@ -340,6 +349,7 @@ fill() {
         # the scan shared while they ran has aged out)
         kill "$by_uid" "$by_gid"
         wait "$by_uid" "$by_gid" 2>/dev/null || true
+        foreign_pids=
         sleep 1.2
         _expect 0 unshare -m --propagation private -- sh -c \
                 'mount --bind "$0" /etc/subuid && exec "$1" create' "$subuid" "$SBX"

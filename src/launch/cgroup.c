@@ -240,9 +240,10 @@ static void prepare_freezer(const struct cg_host *h, struct cgroup_plan *plan)
 {
         char p[PATH_MAX];
         if (plan->v2_parent[0] || !h->v1_freezer_own[0] ||
-            cg_path(p, sizeof(p), h->v1_freezer_own, "sbx") < 0 ||
-            cg_parent_ready(p, false, 0) < 0 || cg_str_set(&plan->v1_freezer_parent, p) < 0)
+            cg_path(p, sizeof(p), h->v1_freezer_own, "sbx") < 0 || cg_parent_ready(p, false, 0) < 0)
                 cg_str_clear(&plan->v1_freezer_parent);
+        else if (cg_str_set(&plan->v1_freezer_parent, p) < 0)
+                (void)rmdir(p); /* unless another session uses it */
 }
 
 /*
@@ -274,6 +275,7 @@ static int prepare_v1(const struct cg_host *h, const struct sbx_config *c, struc
                         continue;
                 }
                 if (r == 0 && (r = cg_str_set(&plan->v1_parent[k], p)) < 0) {
+                        (void)rmdir(p); /* unless another session uses it */
                         plan->v1_mask &= CG_BIT(k) - 1;
                         cgroup_plan_release(plan);
                         return sbx_internal(e, -r, "out of memory");
@@ -368,15 +370,17 @@ static int prepare(const struct sbx_config *c, bool one_shot, struct cgroup_plan
                 if (plan->v2_mask & CG_BIT(k))
                         droppable &= may_go_without(c, (enum cg_ctrl)k);
         struct sbx_error sub = {0};
-        char parent[PATH_MAX];
+        char parent[PATH_MAX] = "";
         r = cg_v2_prepare(&h, c, plan->v2_mask, parent, sizeof(parent),
                           plan->v2_mask && !droppable ? e : &sub);
         if (r < 0 && plan->v2_mask && droppable) {
                 /* an undelegated v2 cgroup that only defaults wanted: kill-only if possible */
                 plan->unenforced |= plan->v2_mask;
                 plan->v2_mask = 0;
-                if (one_shot)
+                if (one_shot) {
+                        (void)rmdir(parent); /* what it made, unless another session uses it */
                         return 0;
+                }
                 r = cg_v2_prepare(&h, c, 0, parent, sizeof(parent), &sub);
         }
         if (r == 0 && cg_str_set(&plan->v2_parent, parent) < 0) {

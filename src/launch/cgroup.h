@@ -100,6 +100,7 @@ struct cgroup_session {
  * supervisor, so the supervisor starts where this process ends up. one_shot (`run`): only the
  * cgroups that enforce a limit; none for pause (nothing can pause it) and no kill-only v2
  * cgroup (its pid namespace takes every process with the init, as for an unlimited `run`).
+ * plan is overwritten: it must hold no strings yet (CGROUP_PLAN_INIT).
  */
 int cgroup_prepare(const struct sbx_config *c, bool one_shot, struct cgroup_plan *plan,
                    struct sbx_error *e);

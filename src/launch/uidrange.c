@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,26 +241,50 @@ static int mark_procs(struct uid_busy *b, bool full, struct sbx_error *e)
 #define PROCSCAN_FILE "procscan"
 #define PROCSCAN_TTL_NS 1000000000ULL
 struct procscan {
-        uint64_t magic; /* PROCSCAN_MAGIC: this layout */
-        uint64_t when;  /* CLOCK_BOOTTIME, ns */
+        uint64_t magic;               /* PROCSCAN_MAGIC: this layout */
+        uint64_t pool[3];             /* UIDRANGE_POOL_START, _SLOT_SIZE, _SLOTS */
+        uint64_t pidns[2], userns[2]; /* the scanner's namespaces (st_dev, st_ino): whose /proc and
+                                         whose ids the marks are */
+        uint64_t when;                /* CLOCK_BOOTTIME, ns */
         struct uid_busy busy;
 };
-#define PROCSCAN_MAGIC 0x7362787363616e31ULL /* "sbxscan1" */
+#define PROCSCAN_MAGIC 0x7362787363616e32ULL /* "sbxscan2" */
 
 static uint64_t boottime_ns(void)
 {
-        struct timespec ts;
-        clock_gettime(CLOCK_BOOTTIME, &ts);
+        struct timespec ts = {0};
+        (void)clock_gettime(CLOCK_BOOTTIME, &ts);
         return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* A recent scan's marks into b: true, or false when there is none young enough. */
+/* What a scan made here is for: this pool, seen from these namespaces. false: unknown. */
+static bool procscan_header(struct procscan *ps)
+{
+        struct stat pidns, userns;
+        if (stat("/proc/self/ns/pid", &pidns) < 0 || stat("/proc/self/ns/user", &userns) < 0)
+                return false;
+        ps->magic = PROCSCAN_MAGIC;
+        ps->pool[0] = UIDRANGE_POOL_START;
+        ps->pool[1] = UIDRANGE_SLOT_SIZE;
+        ps->pool[2] = UIDRANGE_SLOTS;
+        ps->pidns[0] = pidns.st_dev;
+        ps->pidns[1] = pidns.st_ino;
+        ps->userns[0] = userns.st_dev;
+        ps->userns[1] = userns.st_ino;
+        return true;
+}
+
+/* A recent scan's marks into b: true, or false when there is none young enough made from
+ * where this process stands. */
 static bool procscan_load(int dirfd, struct uid_busy *b)
 {
-        struct procscan ps;
+        struct procscan ps, want = {0};
+        struct stat st;
         _cleanup_close_ int fd = openat(dirfd, PROCSCAN_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0 || RETRY_EINTR(read(fd, &ps, sizeof(ps))) != (ssize_t)sizeof(ps) ||
-            ps.magic != PROCSCAN_MAGIC)
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) ||
+            st.st_size != (off_t)sizeof(ps) ||
+            RETRY_EINTR(read(fd, &ps, sizeof(ps))) != (ssize_t)sizeof(ps) ||
+            !procscan_header(&want) || memcmp(&ps, &want, offsetof(struct procscan, when)) != 0)
                 return false;
         uint64_t now = boottime_ns();
         if (ps.when > now || now - ps.when > PROCSCAN_TTL_NS)
@@ -269,14 +294,21 @@ static bool procscan_load(int dirfd, struct uid_busy *b)
         return true;
 }
 
-/* Best effort: a create that cannot share its scan only makes the next one scan again. */
+/* Best effort: a create that cannot share its scan only makes the next one scan again. A
+ * file of its own (random name, O_EXCL) renamed over the shared one: readers see a whole
+ * scan or the one before. */
 static void procscan_save(int dirfd, const struct uid_busy *b, uint64_t when)
 {
-        struct procscan ps = {.magic = PROCSCAN_MAGIC, .when = when, .busy = *b};
-        char tmp[32];
-        snprintf(tmp, sizeof(tmp), PROCSCAN_FILE ".%d", (int)getpid());
+        struct procscan ps = {0};
+        uint64_t rnd;
+        if (!procscan_header(&ps) || getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+                return;
+        ps.when = when;
+        ps.busy = *b;
+        char tmp[48];
+        snprintf(tmp, sizeof(tmp), PROCSCAN_FILE ".%016llx", (unsigned long long)rnd);
         _cleanup_close_ int fd =
-            openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+            openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return;
         if (RETRY_EINTR(write(fd, &ps, sizeof(ps))) != (ssize_t)sizeof(ps) ||

@@ -169,7 +169,9 @@ void signalfd_drain(int sigfd)
  * process. */
 #define STACK_KEEP 4096
 
-void stack_release_below(void)
+/* noinline (also in the header): its own frame is the reference, never a caller's, whose
+ * locals may reach further down than STACK_KEEP. */
+__attribute__((noinline)) void stack_release_below(void)
 {
         /* first, as it runs on the stack below this frame: the heap's free pages (what setting
          * up freed: config, paths, messages) */

@@ -40,7 +40,7 @@ void close_all_except(const int *keep, size_t n_keep);
  * and that would otherwise stay resident in every one of them. Call it from a shallow frame, before
  * a loop.
  */
-void stack_release_below(void);
+__attribute__((noinline)) void stack_release_below(void);
 
 /* Read a non-blocking signalfd empty (the signals it reports are handled by the caller's
  * next look at their cause, e.g. waitpid). */
