@@ -219,18 +219,6 @@ static int missing(const struct cg_host *h, const struct sbx_config *c, enum cg_
                                cg_what(c, k).s, name, cg_hint(k));
 }
 
-int cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
-{
-        int r = cg_str_set(&owns->v2, h->v2_own);
-        for (int k = 0; r == 0 && k < CG_NCTRL; k++)
-                r = cg_str_set(&owns->v1[k], h->v1_own[k]);
-        if (r == 0)
-                r = cg_str_set(&owns->v1_freezer, h->v1_freezer_own);
-        if (r < 0)
-                cgroup_owns_free(owns);
-        return r;
-}
-
 /*
  * Pause needs a freezer: cgroup v2's cgroup.freeze when the session gets a v2 cgroup, else the
  * v1 freezer hierarchy's <own>/sbx (hosts without a usable cgroup2). Best effort: without it

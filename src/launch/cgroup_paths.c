@@ -29,27 +29,39 @@ void cg_str_clear(const char **s)
         *s = cg_none;
 }
 
+/* Each struct holds one v2 path, one per v1 controller and one v1 freezer path. */
+static void clear_paths(const char **v2, const char *v1[CG_NCTRL], const char **v1_freezer)
+{
+        cg_str_clear(v2);
+        for (int k = 0; k < CG_NCTRL; k++)
+                cg_str_clear(&v1[k]);
+        cg_str_clear(v1_freezer);
+}
+
 void cgroup_owns_free(struct cgroup_owns *owns)
 {
-        cg_str_clear(&owns->v2);
-        for (int k = 0; k < CG_NCTRL; k++)
-                cg_str_clear(&owns->v1[k]);
-        cg_str_clear(&owns->v1_freezer);
+        clear_paths(&owns->v2, owns->v1, &owns->v1_freezer);
 }
 
 void cgroup_plan_free(struct cgroup_plan *plan)
 {
-        cg_str_clear(&plan->v2_parent);
-        for (int k = 0; k < CG_NCTRL; k++)
-                cg_str_clear(&plan->v1_parent[k]);
-        cg_str_clear(&plan->v1_freezer_parent);
+        clear_paths(&plan->v2_parent, plan->v1_parent, &plan->v1_freezer_parent);
         cgroup_owns_free(&plan->owns);
 }
 
 void cgroup_session_free(struct cgroup_session *cs)
 {
-        cg_str_clear(&cs->v2);
-        for (int k = 0; k < CG_NCTRL; k++)
-                cg_str_clear(&cs->v1[k]);
-        cg_str_clear(&cs->v1_freezer);
+        clear_paths(&cs->v2, cs->v1, &cs->v1_freezer);
+}
+
+int cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)
+{
+        int r = cg_str_set(&owns->v2, h->v2_own);
+        for (int k = 0; r == 0 && k < CG_NCTRL; k++)
+                r = cg_str_set(&owns->v1[k], h->v1_own[k]);
+        if (r == 0)
+                r = cg_str_set(&owns->v1_freezer, h->v1_freezer_own);
+        if (r < 0)
+                cgroup_owns_free(owns);
+        return r;
 }

@@ -250,6 +250,12 @@ struct procscan {
 };
 #define PROCSCAN_MAGIC 0x7362787363616e32ULL /* "sbxscan2" */
 
+static void busy_merge(struct uid_busy *b, const struct uid_busy *more)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(b->bits); i++)
+                b->bits[i] |= more->bits[i];
+}
+
 static uint64_t boottime_ns(void)
 {
         struct timespec ts = {0};
@@ -289,8 +295,7 @@ static bool procscan_load(int dirfd, struct uid_busy *b)
         uint64_t now = boottime_ns();
         if (ps.when > now || now - ps.when > PROCSCAN_TTL_NS)
                 return false;
-        for (size_t i = 0; i < ARRAY_SIZE(b->bits); i++)
-                b->bits[i] |= ps.busy.bits[i];
+        busy_merge(b, &ps.busy);
         return true;
 }
 
@@ -328,8 +333,7 @@ static int mark_procs_shared(int dirfd, struct uid_busy *b, bool full, struct sb
         if (r < 0)
                 return r;
         procscan_save(dirfd, &seen, when);
-        for (size_t i = 0; i < ARRAY_SIZE(b->bits); i++)
-                b->bits[i] |= seen.bits[i];
+        busy_merge(b, &seen);
         return 0;
 }
 
