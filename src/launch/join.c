@@ -102,12 +102,72 @@ static void cgroup_failed(struct sbx_error *ce, int err)
                  "failed to move the command into the session's cgroup");
 }
 
+/* What B of a joined exec needs to start C and settle itself (struct reaper_plan's ctx). */
+struct join_reaper {
+        struct exec_spec *spec;
+        struct cgroup_exec *cx;
+        const int *ns;
+        bool in_init_cgroup; /* B was born in the session's cgroup */
+        bool c_in_leaf;      /* C was born in the exec's v2 leaf */
+};
+
+static pid_t join_fork_command(void *ctx)
+{
+        struct join_reaper *j = ctx;
+        return fork_into_cgroup(j->cx->leaf_fd, &j->c_in_leaf);
+}
+
+/* C: into the exec's cgroups before anything of the command runs (born in the v2 leaf
+ * already, when fork_into_cgroup could). */
+_noreturn_ static void join_run_command(void *ctx, int errw)
+{
+        struct join_reaper *j = ctx;
+        struct sbx_error ce = {0};
+        int cr;
+        if (j->c_in_leaf)
+                closep(&j->cx->leaf_procs);
+        if ((cr = session_ns_join_cgroup(j->ns)) < 0) {
+                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
+                         "failed to join the session's cgroup namespace");
+                exec_child_fail(errw, &ce);
+        }
+        if ((cr = cgroup_exec_enter_command(j->cx)) < 0) {
+                cgroup_failed(&ce, -cr);
+                exec_child_fail(errw, &ce);
+        }
+        j->spec->errfd = errw;
+        exec_child_run(j->spec);
+}
+
+/* B follows C (it forked C from outside, so C starts even when the session's pids are all
+ * taken). B is sbx's own; where it cannot enter, it still dies with the session. */
+static int join_enter(void *ctx, struct sbx_error *e)
+{
+        struct join_reaper *j = ctx;
+        if (j->in_init_cgroup)
+                closep(&j->cx->init_procs);
+        (void)cgroup_exec_enter_reaper(j->cx);
+        int r = session_ns_join_cgroup(j->ns);
+        return r < 0 ? sbx_fail(e, EXIT_SBX_FAILED, "internal", -r,
+                                "failed to join the session's cgroup namespace")
+                     : 0;
+}
+
+/* B enters the session too: only CAP_KILL, and the session's filter like every other process. */
+static int join_lock(void *ctx, struct sbx_error *e)
+{
+        struct join_reaper *j = ctx;
+        int r = reaper_drop_caps();
+        if (r < 0)
+                return sbx_fail(e, EXIT_SBX_FAILED, "internal", -r, "failed to drop capabilities");
+        (void)prctl(PR_SET_DUMPABLE, 0); /* credential changes may reset it */
+        return seccomp_apply(j->spec->seccomp, e);
+}
+
 /* B: the per-exec reaper, a child subreaper in the session's pid namespace. */
 _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
                                    struct cgroup_exec *cx, const int *ns, bool in_init_cgroup)
 {
-        struct sbx_error ce = {0};
-        int cr;
         (void)prctl(PR_SET_DUMPABLE, 0);
         closep(&f->status[0]);
         closep(&f->in[1]);
@@ -115,84 +175,23 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         for (int i = 0; i < 3; i++)
                 (void)dup2(f->null, i);
         sigset_t set;
-        int sigfd = reaper_become(&set);
-        int errp[2];
-        if (sigfd < 0 || pipe2(errp, O_CLOEXEC) < 0)
-                _exit(EXIT_SBX_FAILED);
-
-        bool c_in_leaf;
-        pid_t c = fork_into_cgroup(cx->leaf_fd, &c_in_leaf);
-        if (c < 0 && errno == EAGAIN && in_init_cgroup) {
-                /* Born in the session's cgroup, B took the last of its pids: the client starts
-                 * over with B outside, whose C is then forked outside and moved in (a move is
-                 * not refused by pids.max), so an exec can always start. */
-                reaper_hello(f->status[1], true);
-                _exit(EXIT_SBX_FAILED);
-        }
-        if (c < 0) {
-                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", errno, "failed to start the command%s",
-                         errno == EAGAIN ? " (the session's --pids limit is reached?)" : "");
-                reaper_hello(f->status[1], false);
-                reaper_fail(f->status[1], &ce);
-        }
-        if (c == 0) {
-                sigprocmask(SIG_UNBLOCK, &set, NULL);
-                close(errp[0]);
-                /* Into the exec's cgroups before anything of the command runs (born in the v2
-                 * leaf already, when fork_into_cgroup could). */
-                if (c_in_leaf)
-                        closep(&cx->leaf_procs);
-                if ((cr = session_ns_join_cgroup(ns)) < 0) {
-                        sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
-                                 "failed to join the session's cgroup namespace");
-                        exec_child_fail(errp[1], &ce);
-                }
-                if ((cr = cgroup_exec_enter_command(cx)) < 0) {
-                        cgroup_failed(&ce, -cr);
-                        exec_child_fail(errp[1], &ce);
-                }
-                spec->errfd = errp[1];
-                exec_child_run(spec);
-        }
-        /* C runs meanwhile. A client killed while B was starting has left no reader: C must
-         * not outlive it (B would leave, and C live on as an orphan of the init). */
-        if (reaper_hello_sent(f->status[1]) < 0) {
-                reaper_kill_tree();
-                _exit(EXIT_SBX_FAILED);
-        }
-        /* B follows (it forked C from outside, so C starts even when the session's pids are
-         * all taken). B is sbx's own; where it cannot enter, it still dies with the session. */
-        if (in_init_cgroup)
-                closep(&cx->init_procs);
-        (void)cgroup_exec_enter_reaper(cx);
-        if ((cr = session_ns_join_cgroup(ns)) < 0) {
-                reaper_kill_tree();
-                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
-                         "failed to join the session's cgroup namespace");
-                reaper_fail(f->status[1], &ce);
-        }
-        close(errp[1]);
-        /* B itself keeps only the read ends (for draining) and the status socket. */
-        int keep[] = {f->status[1], f->out[0], f->err[0], f->pty_master, sigfd, errp[0]};
-        close_all_except(keep, ARRAY_SIZE(keep));
-        if ((cr = reaper_drop_caps()) < 0) {
-                reaper_kill_tree();
-                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr, "failed to drop capabilities");
-                reaper_fail(f->status[1], &ce);
-        }
-        (void)prctl(PR_SET_DUMPABLE, 0); /* credential changes may reset it */
-        /* B enters the session too: it gets the session's filter like every other process */
-        struct sbx_error se = {0};
-        if (seccomp_apply(spec->seccomp, &se) < 0)
-                _exit(EXIT_SBX_FAILED);
-
-        struct reaper_fds k = {.status = f->status[1],
-                               .out = f->out[0],
-                               .err = f->err[0],
-                               .pty = f->pty_master,
-                               .sigfd = sigfd,
-                               .errfd = errp[0]};
-        reaper_watch(&k, c);
+        struct join_reaper j = {.spec = spec, .cx = cx, .ns = ns, .in_init_cgroup = in_init_cgroup};
+        struct reaper_plan p = {.status = f->status[1],
+                                .sigfd = reaper_become(&set),
+                                .out = f->out[0],
+                                .err = f->err[0],
+                                .pty = f->pty_master,
+                                /* Born in the session's cgroup, B took the last of its pids:
+                                 * the client starts over with B outside, whose C is then
+                                 * forked outside and moved in, so an exec can always start. */
+                                .retry_on_eagain = in_init_cgroup,
+                                .fork_command = join_fork_command,
+                                .run_command = join_run_command,
+                                .enter = join_enter,
+                                .lock = join_lock,
+                                .ctx = &j};
+        reaper_start(&p);
+        _exit(EXIT_SBX_FAILED);
 }
 
 /* Present only in sanitizer builds (weak: NULL otherwise). */

@@ -72,15 +72,17 @@ static const int *cmd_cgroups;
  * until C's execve, and a process of the session can stop C once it has the command's uid),
  * so the client always gets B's pidfd and its timeout always applies.
  */
-static pid_t spawn_command(const struct exec_spec *spec, const sigset_t *blocked, int err_read_end)
+static pid_t fork_command(void *ctx)
 {
-        pid_t c = fork();
-        if (c == 0) {
-                sigprocmask(SIG_UNBLOCK, blocked, NULL);
-                close(err_read_end);
-                exec_child_run(spec);
-        }
-        return c;
+        (void)ctx;
+        return fork();
+}
+
+_noreturn_ static void run_command(void *ctx, int errw)
+{
+        struct exec_spec *spec = ctx;
+        spec->errfd = errw;
+        exec_child_run(spec);
 }
 
 /* The request's strings and host fds, when the client is to go its own way after all. */
@@ -127,57 +129,28 @@ static void serve(int conn, int init_sigfd)
         }
         /* pid 1 reaps every orphan already, and keeps its name */
         sigset_t set;
-        sigemptyset(&set);
-        sigaddset(&set, SIGCHLD);
-        int sigfd = init_sigfd >= 0 ? init_sigfd : reaper_become(&set);
-        int errp[2];
-        if (sigfd < 0 || pipe2(errp, O_CLOEXEC) < 0) {
-                sbx_internal(&e, errno, "failed to set up the command's reaper");
-                (void)sync_send_error(conn, &e);
-                _exit(EXIT_SBX_FAILED);
-        }
         struct exec_spec spec;
         exec_spec_from_wire(&w, null, slave, &spec);
-        spec.errfd = errp[1];
         spec.confined = true; /* uid, capabilities and the filter: the init's own */
         spec.enter_cgroups = cmd_cgroups;
-        pid_t c = spawn_command(&spec, &set, errp[0]);
-        if (c < 0 && errno == EAGAIN) {
-                /* The session's pids are all taken: the client starts the command from outside
-                 * (launch/join.c), where a move into the cgroup is not refused by pids.max. */
-                reaper_hello(conn, true);
-                if (init_sigfd < 0)
-                        _exit(EXIT_SBX_FAILED);
-                wire_release(&w);
-                int fds[] = {null, master, slave, errp[0], errp[1]};
-                for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-                        closep(&fds[i]);
-                return;
-        }
-        if (c < 0) {
-                sbx_fail(&e, EXIT_SBX_FAILED, "internal", errno, "failed to start the command");
-                reaper_hello(conn, false);
-                reaper_fail(conn, &e);
-        }
-        if (reaper_hello_sent(conn) < 0) {
-                /* the client is gone already: C must not run unsupervised (B's tree is C's;
-                 * the init's is the whole session, which ends with `run`'s client anyway) */
-                if (init_sigfd < 0)
-                        reaper_kill_tree();
-                else
-                        (void)kill(c, SIGKILL);
+        struct reaper_plan p = {.status = conn,
+                                .sigfd = init_sigfd >= 0 ? init_sigfd : reaper_become(&set),
+                                .out = w.fds[WIRE_OUT_R],
+                                .err = w.fds[WIRE_ERR_R],
+                                .pty = master,
+                                .retry_on_eagain = true,
+                                .is_init = init_sigfd >= 0,
+                                .fork_command = fork_command,
+                                .run_command = run_command,
+                                .ctx = &spec};
+        reaper_start(&p);
+        /* no pid was left for C: the client goes its own way */
+        if (init_sigfd < 0)
                 _exit(EXIT_SBX_FAILED);
-        }
-        close(errp[1]);
-        struct reaper_fds k = {.status = conn,
-                               .out = w.fds[WIRE_OUT_R],
-                               .err = w.fds[WIRE_ERR_R],
-                               .pty = master,
-                               .sigfd = sigfd,
-                               .errfd = errp[0]};
-        int keep[] = {k.status, k.out, k.err, k.pty, k.sigfd, k.errfd};
-        close_all_except(keep, ARRAY_SIZE(keep));
-        reaper_watch(&k, c);
+        wire_release(&w);
+        int fds[] = {null, master, slave};
+        for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+                closep(&fds[i]);
 }
 
 /* The init's server state: all its fds, which B closes first. */

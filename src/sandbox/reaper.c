@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
-/* B once C runs (reaper.h). */
+/* B: how it starts C and watches it (reaper.h). */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -15,6 +17,14 @@
 #include "shared/syscalls.h"
 #include "shared/util.h"
 #include "reaper.h"
+
+/* What B keeps once C runs; -1 when unused. */
+struct reaper_fds {
+        int status;        /* B's end of the status socket */
+        int out, err, pty; /* read ends, drained after the client left */
+        int sigfd;         /* SIGCHLD */
+        int errfd;         /* C's failed step, if any (read end) */
+};
 
 static void report(int fd, const struct exec_report *r)
 {
@@ -85,7 +95,7 @@ static size_t collect_descendants(pid_t root, pid_t *out, size_t cap)
  * command's tree is re-parented to B and stays visible here; each round kills all it sees, and
  * a process forked meanwhile can only come from one killed in this round.
  */
-void reaper_kill_tree(void)
+static void reaper_kill_tree(void)
 {
         static pid_t pids[65536];
         for (int round = 0; round < 10000; round++) {
@@ -111,7 +121,8 @@ static bool reaper_forward_exec_error(int errfd, int status_fd)
         return true;
 }
 
-_noreturn_ void reaper_fail(int status_fd, const struct sbx_error *ce)
+/* B could not start C: say why instead of vanishing. */
+_noreturn_ static void reaper_fail(int status_fd, const struct sbx_error *ce)
 {
         struct exec_report rep = {.kind = REPORT_EXEC_ERROR};
         sbx_error_pack(ce, &rep.err);
@@ -122,13 +133,16 @@ _noreturn_ void reaper_fail(int status_fd, const struct sbx_error *ce)
         _exit(EXIT_SBX_FAILED);
 }
 
-int reaper_hello_sent(int status_fd)
+/* B's first word on the status socket, before any report: its own pidfd, which the client's
+ * timeout waits on. 0 or -errno, for a B that must clean up when it fails. */
+static int reaper_hello_sent(int status_fd)
 {
         _cleanup_close_ int self = sys_pidfd_open(getpid(), 0);
         return self < 0 ? -errno : sync_send_ok_fd(status_fd, self);
 }
 
-void reaper_hello(int status_fd, bool retry)
+/* The same, or no fd at all (retry), which asks the client to start over another way. */
+static void reaper_hello(int status_fd, bool retry)
 {
         if (retry ? sync_send_ok(status_fd) < 0 : reaper_hello_sent(status_fd) < 0)
                 _exit(EXIT_SBX_FAILED);
@@ -144,7 +158,8 @@ int reaper_become(sigset_t *set)
         return signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
-_noreturn_ void reaper_watch(const struct reaper_fds *k, pid_t c)
+/* Report C's start (or its failed step) and end, then leave with the command's tree. */
+_noreturn_ static void reaper_watch(const struct reaper_fds *k, pid_t c)
 {
         bool c_alive = true;
         /* C's failed step, if any, comes before its end (C writes it, then exits); polled with
@@ -183,4 +198,75 @@ _noreturn_ void reaper_watch(const struct reaper_fds *k, pid_t c)
                         reaper_drain(k);
                 }
         }
+}
+
+/* The client is gone before C could be watched: C must not run unsupervised. B's tree is C's;
+ * the init's is the whole session, which ends with `run`'s client anyway. */
+static void kill_started(const struct reaper_plan *p, pid_t c)
+{
+        if (p->is_init)
+                (void)kill(c, SIGKILL);
+        else
+                reaper_kill_tree();
+}
+
+/* A step of B's own failed once C runs: C goes too, and the client learns why. */
+_noreturn_ static void fail_started(const struct reaper_plan *p, pid_t c, const struct sbx_error *e)
+{
+        kill_started(p, c);
+        reaper_fail(p->status, e);
+}
+
+void reaper_start(const struct reaper_plan *p)
+{
+        struct sbx_error e = {0};
+        int errp[2];
+        if (p->sigfd < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+                sbx_internal(&e, errno, "failed to set up the command's reaper");
+                (void)sync_send_error(p->status, &e);
+                _exit(EXIT_SBX_FAILED);
+        }
+        pid_t c = p->fork_command(p->ctx);
+        if (c == 0) {
+                sigset_t set;
+                sigemptyset(&set);
+                sigaddset(&set, SIGCHLD);
+                sigprocmask(SIG_UNBLOCK, &set, NULL);
+                close(errp[0]);
+                p->run_command(p->ctx, errp[1]);
+        }
+        if (c < 0 && errno == EAGAIN && p->retry_on_eagain) {
+                /* The session's pids are all taken: the client starts the command from outside
+                 * (launch/join.c), where a move into the cgroup is not refused by pids.max. */
+                reaper_hello(p->status, true);
+                close(errp[0]);
+                close(errp[1]);
+                return;
+        }
+        if (c < 0) {
+                sbx_fail(&e, EXIT_SBX_FAILED, "internal", errno, "failed to start the command%s",
+                         errno == EAGAIN ? " (the session's --pids limit is reached?)" : "");
+                reaper_hello(p->status, false);
+                reaper_fail(p->status, &e);
+        }
+        /* C runs meanwhile. A client killed while B was starting has left no reader. */
+        if (reaper_hello_sent(p->status) < 0) {
+                kill_started(p, c);
+                _exit(EXIT_SBX_FAILED);
+        }
+        if (p->enter && p->enter(p->ctx, &e) < 0)
+                fail_started(p, c, &e);
+        close(errp[1]);
+        /* B keeps only the read ends (for draining), the status socket and errp's read end. */
+        struct reaper_fds k = {.status = p->status,
+                               .out = p->out,
+                               .err = p->err,
+                               .pty = p->pty,
+                               .sigfd = p->sigfd,
+                               .errfd = errp[0]};
+        int keep[] = {k.status, k.out, k.err, k.pty, k.sigfd, k.errfd};
+        close_all_except(keep, ARRAY_SIZE(keep));
+        if (p->lock && p->lock(p->ctx, &e) < 0)
+                fail_started(p, c, &e);
+        reaper_watch(&k, c);
 }

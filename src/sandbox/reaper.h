@@ -3,8 +3,8 @@
  * B, the per-exec reaper (docs/DESIGN.md, "exec"): a child subreaper in the session's pid
  * namespace that reports the command's end on the status socket and kills what the command
  * started when the client hangs up first. It is started either by the client that joined the
- * session (launch/join.c) or by the session init (exec_server.c); what it does once C runs is
- * the same and lives here.
+ * session (launch/join.c) or by the session init (exec_server.c); how it starts C and what it
+ * does once C runs is one set-up, reaper_start, and lives here.
  */
 #pragma once
 
@@ -24,14 +24,6 @@ struct exec_report {
         struct sbx_wire_error err; /* REPORT_EXEC_ERROR: exit code 125/126/127 */
 };
 
-/* What B keeps once C runs; -1 when unused. */
-struct reaper_fds {
-        int status;        /* B's end of the status socket */
-        int out, err, pty; /* read ends, drained after the client left */
-        int sigfd;         /* SIGCHLD */
-        int errfd;         /* C's failed step, if any (read end) */
-};
-
 /*
  * Become B: name, child subreaper, SIGCHLD blocked (set returns it, for C to unblock) and
  * delivered through the returned signalfd. -1 on error.
@@ -39,20 +31,30 @@ struct reaper_fds {
 int reaper_become(sigset_t *set);
 
 /*
- * B's first word on the status socket, before any report: its own pidfd (the client's timeout
- * waits on it), or no fd at all, which asks the client to start over another way (the callers
- * say which).
+ * How a B starts C: what differs between the server's B (forked by the init, which has the
+ * session's credentials, cgroups and filter already) and the joining client's (born outside,
+ * it enters the session's cgroups and locks itself down once C runs). The rest is one set-up,
+ * reaper_start.
  */
-void reaper_hello(int status_fd, bool retry);
+struct reaper_plan {
+        int status;           /* B's end of the status socket */
+        int sigfd;            /* SIGCHLD, from reaper_become or the init's own; -1: failed */
+        int out, err, pty;    /* read ends B drains after the client left; -1 when unused */
+        bool retry_on_eagain; /* no pid left for C: ask the client to start over from outside */
+        bool is_init;         /* B is the session's init (`run`): a lost client kills only C */
+        /* fork C as fork() does (0 in C), placing it where it belongs */
+        pid_t (*fork_command)(void *ctx);
+        /* in C: become the command; errw is the failed-step pipe */
+        _noreturn_ void (*run_command)(void *ctx, int errw);
+        /* B's own steps once C runs, before and after its other fds are closed; NULL: none */
+        int (*enter)(void *ctx, struct sbx_error *e);
+        int (*lock)(void *ctx, struct sbx_error *e);
+        void *ctx;
+};
 
-/* The same with B's pidfd, for a B that must clean up when it fails. 0 or -errno. */
-int reaper_hello_sent(int status_fd);
-
-/* Kill everything C started (and C): B is a child subreaper, so all of it is B's. */
-void reaper_kill_tree(void);
-
-/* B could not start C: say why instead of vanishing. */
-_noreturn_ void reaper_fail(int status_fd, const struct sbx_error *ce);
-
-/* Report C's start (or its failed step) and end, then leave with the command's tree. */
-_noreturn_ void reaper_watch(const struct reaper_fds *k, pid_t c);
+/*
+ * Start C, say hello with B's pidfd, and watch C to its end; never returns, except when the
+ * plan allows a retry and no pid was left for C: then the client was asked to start over, and
+ * B's caller decides whether to leave.
+ */
+void reaper_start(const struct reaper_plan *p);
