@@ -107,9 +107,10 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         _cleanup_(exec_pending_freep) struct exec_pending *ahead = NULL;
         bool early = r == 0 && chan >= 0 && !provision && c->net != SBX_NET_PROXY &&
                      !c->audit_dir && !rq->tty;
-        if (early) {
-                r = cgroup_server_prepare(&st, &cx, &served, e);
-                if (r == 0 && served) {
+        if (early && cgroup_server_ok(&cg)) {
+                r = cgroup_server_prepare(&st, &cg, &cx, e);
+                served = r == 0;
+                if (served) {
                         r = exec_handoff_send(TAKE_FD(chan), &st, rq, &ahead, e);
                         served = r == 0;
                         if (r == EXEC_NOT_STARTED)
@@ -142,8 +143,10 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 r = provision_session(c, run_target_exec, &t, NULL, e);
         if (window_open) /* the command itself gets the session's own network only */
                 provision_window_close(&p.proxy, c->net, c->allow_hosts, auditfd, st.id);
-        if (r == 0 && chan >= 0 && !early)
-                r = cgroup_server_prepare(&st, &cx, &served, e);
+        if (r == 0 && chan >= 0 && !early && cgroup_server_ok(&cg)) {
+                r = cgroup_server_prepare(&st, &cg, &cx, e);
+                served = r == 0;
+        }
         if (r == 0) {
                 int64_t start = audit_now_ms();
                 r = ahead    ? exec_handoff_finish(TAKE_PTR(ahead), ready_ms, &st, &cx, rq, res, e)

@@ -77,9 +77,6 @@ void cg_v2_kill(int parent_fd, const char *id);
 /* Remove <parent>/<id>'s leaves and itself (waiting until it is empty), then the parent when
  * it is empty. */
 int cg_v2_remove(int parent_fd, const char *id);
-/* The session's cgroup paths from its state, each checked (absolute, no "..", named after
- * the session, on a cgroup file system); the others are left "". 0 or -ENOMEM. */
-int cg_from_state(const struct session_state *st, struct cgroup_session *cs);
 /* Open the parent of a session cgroup path; it must be named "sbx" (what sbx makes). */
 int cg_open_parent(const char *session_path);
 /* rmdir the "sbx" directory open as parent_fd when it is empty. */

@@ -562,7 +562,7 @@ static bool recorded_ok(const char *path, const char *id, bool v2)
         return v2 ? sf.f_type == CGROUP2_SUPER_MAGIC : sf.f_type == CGROUP_SUPER_MAGIC;
 }
 
-int cg_from_state(const struct session_state *st, struct cgroup_session *cs)
+int cgroup_session_from_state(const struct session_state *st, struct cgroup_session *cs)
 {
         const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
         int r = 0;
@@ -579,7 +579,7 @@ int cg_from_state(const struct session_state *st, struct cgroup_session *cs)
 void cgroup_remove_recorded(const struct session_state *st)
 {
         _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
-        (void)cg_from_state(st, &cs); /* best effort: what can be read is removed */
+        (void)cgroup_session_from_state(st, &cs); /* best effort: what can be read is removed */
         if (cs.v2[0])
                 cs.v2_parent_fd = cg_open_parent(cs.v2);
         for (int k = 0; k < CG_NCTRL; k++)

@@ -158,6 +158,15 @@ void cgroup_session_thaw(const struct cgroup_session *cs);
 /* Client side, from a session's state: 1 when its cgroup is frozen (paused; v1: FROZEN or
  * FREEZING), 0 when not or when it has no freezer, -errno when that cannot be read. */
 int cgroup_state_frozen(const struct session_state *st);
+/* The same for cgroups already looked up (cgroup_session_from_state). */
+int cgroup_session_frozen(const struct cgroup_session *cs);
+/*
+ * A live session's cgroup paths from its state, each checked (absolute, no "..", named after
+ * the session, on a cgroup file system); one that fails is left "", which the callers refuse
+ * where it limits. 0 or -ENOMEM; free with cgroup_session_free. An exec looks once and asks
+ * all its questions of the result.
+ */
+int cgroup_session_from_state(const struct session_state *st, struct cgroup_session *cs);
 
 /*
  * What a session uses, from the cgroups that enforce its limits (client side, paths from its
@@ -234,14 +243,14 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
  * client's path (launch/join.c). Checked before connecting: a connection alone makes the init
  * fork a B.
  */
-bool cgroup_exec_server_ok(const struct session_state *st);
+bool cgroup_server_ok(const struct cgroup_session *cs);
 /*
- * The same for a command about to be handed to the init (exec, or `run`'s one command): *ok
- * when the server may serve it, and, with a v1 memory limit, x gets the session's OOM count
- * before the command, for `oom_killed` (cgroup_exec_finish).
+ * A command about to be handed to the init (exec, or `run`'s one command) where
+ * cgroup_server_ok said yes: with a v1 memory limit, x gets the session's OOM count before the
+ * command, for `oom_killed` (cgroup_exec_finish).
  */
-int cgroup_server_prepare(const struct session_state *st, struct cgroup_exec *x, bool *ok,
-                          struct sbx_error *e);
+int cgroup_server_prepare(const struct session_state *st, const struct cgroup_session *cs,
+                          struct cgroup_exec *x, struct sbx_error *e);
 /* In C, first thing: move itself into the exec's cgroups. */
 int cgroup_exec_enter_command(struct cgroup_exec *x);
 /* In B, right after forking C: move itself into the session's cgroups; closes the fds. */

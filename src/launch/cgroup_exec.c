@@ -55,7 +55,7 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
 {
         _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
         const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
-        if (cg_from_state(st, &cs) < 0)
+        if (cgroup_session_from_state(st, &cs) < 0)
                 return sbx_internal(e, ENOMEM, "out of memory");
         /* A recorded cgroup that is gone or not a cgroup: never run the command unlimited. */
         if ((st->cgroup && !cs.v2[0]) || (v1[0] && !cs.v1[0][0]) || (v1[1] && !cs.v1[1][0]) ||
@@ -115,31 +115,23 @@ static bool v2_limits_memory(const struct cgroup_session *cs)
         return fd < 0 || session_limits_memory(fd);
 }
 
-bool cgroup_exec_server_ok(const struct session_state *st)
+bool cgroup_server_ok(const struct cgroup_session *cs)
 {
-        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
-        if (cg_from_state(st, &cs) < 0)
-                return false; /* the client's join then, which says what failed */
         /* v1: the init is outside the memory cgroup and each command moves itself in (the
          * init's server serves); v2: a memory limit wants a leaf per exec (the client's) */
-        return !v2_limits_memory(&cs);
+        return !v2_limits_memory(cs);
 }
 
-int cgroup_server_prepare(const struct session_state *st, struct cgroup_exec *x, bool *ok,
-                          struct sbx_error *e)
+int cgroup_server_prepare(const struct session_state *st, const struct cgroup_session *cs,
+                          struct cgroup_exec *x, struct sbx_error *e)
 {
-        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
-        *ok = false;
-        if (cg_from_state(st, &cs) < 0)
-                return sbx_internal(e, ENOMEM, "out of memory");
         /* as for an exec: a recorded cgroup that fails the checks is never taken as none */
-        if (st->cgroup_v1_memory && !cs.v1[CG_MEMORY][0])
+        if (st->cgroup_v1_memory && !cs->v1[CG_MEMORY][0])
                 return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
-        *ok = !v2_limits_memory(&cs);
-        if (!*ok || !cs.v1[CG_MEMORY][0])
+        if (!cs->v1[CG_MEMORY][0])
                 return 0;
         /* oom_killed: the session's OOM kills before and after (cgroup_exec_finish) */
-        int r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e);
+        int r = open_dir(cs->v1[CG_MEMORY], &x->v1_memory_fd, e);
         if (r == 0)
                 x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
         return r;

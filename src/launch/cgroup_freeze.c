@@ -148,18 +148,23 @@ void cgroup_session_thaw(const struct cgroup_session *cs)
 int cgroup_state_frozen(const struct session_state *st)
 {
         _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
-        if (cg_from_state(st, &cs) < 0)
+        if (cgroup_session_from_state(st, &cs) < 0)
                 return -ENOMEM;
+        return cgroup_session_frozen(&cs);
+}
+
+int cgroup_session_frozen(const struct cgroup_session *cs)
+{
         char text[32];
-        if (!cs.v2[0] && cs.v1_freezer[0]) {
-                int r = cg_read(cs.v1_freezer, "freezer.state", text, sizeof(text));
+        if (!cs->v2[0] && cs->v1_freezer[0]) {
+                int r = cg_read(cs->v1_freezer, "freezer.state", text, sizeof(text));
                 if (r == -ENOENT)
                         return 0;
                 return r < 0 ? r : strcmp(text, "THAWED") != 0;
         }
-        if (!cs.v2[0])
+        if (!cs->v2[0])
                 return 0;
-        int r = cg_read(cs.v2, "cgroup.freeze", text, sizeof(text));
+        int r = cg_read(cs->v2, "cgroup.freeze", text, sizeof(text));
         if (r == -ENOENT)
                 return 0;
         return r < 0 ? r : strcmp(text, "1") == 0;

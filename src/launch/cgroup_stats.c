@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What a session uses, read from the cgroups that enforce its limits (the paths of its state
- * file, each checked by cg_from_state): memory and pids from the hierarchy that limits them
- * (v2 or v1), CPU time from the session's v2 cpu.stat (present in every v2 cgroup) or a v1
+ * file, each checked by cgroup_session_from_state): memory and pids from the hierarchy that limits
+ * them (v2 or v1), CPU time from the session's v2 cpu.stat (present in every v2 cgroup) or a v1
  * cpuacct.usage mounted with the cpu controller, the CPU limit from cpu.max or
  * cpu.cfs_quota_us.
  */
@@ -99,7 +99,8 @@ void cgroup_usage_read(const struct session_state *st, struct cgroup_usage *u)
         _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
         memset(u, 0, sizeof(*u));
         u->mem_limit = u->pids_limit = UINT64_MAX;
-        (void)cg_from_state(st, &cs); /* out of memory: what could be read (has_* say it) */
+        (void)cgroup_session_from_state(st,
+                                        &cs); /* out of memory: what could be read (has_* say it) */
         read_memory(&cs, u);
         read_pids(&cs, u);
         read_cpu(&cs, u);

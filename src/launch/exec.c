@@ -24,6 +24,7 @@ void session_ref_close(struct session_ref *s)
         closep(&s->server);
         session_ns_close(s->ns);
         session_state_free(&s->st);
+        cgroup_session_free(&s->cg);
 }
 
 /* The init's exec server, or -1 (an older session, or one that is ending). */
@@ -66,15 +67,16 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
         r = session_state_read(sessfd, &s->st);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
+        if (cgroup_session_from_state(&s->st, &s->cg) < 0)
+                return sbx_internal(e, ENOMEM, "out of memory");
         /* Fail fast: a command or helper would be born frozen and wait for the resume. */
-        if (cgroup_state_frozen(&s->st) == 1)
+        if (cgroup_session_frozen(&s->cg) == 1)
                 return sbx_fail(e, EXIT_FAILED, "paused", 0,
                                 "session '%s' is paused: 'sbx resume %s' first", id_or_name,
                                 id_or_name);
         /* The init accepting is the liveness proof here. HOLD only keeps the TTL from ending
          * the session while the command runs; its answer is not awaited. */
-        if (via_server && cgroup_exec_server_ok(&s->st) &&
-            (s->server = server_connect(sessfd)) >= 0 &&
+        if (via_server && cgroup_server_ok(&s->cg) && (s->server = server_connect(sessfd)) >= 0 &&
             RETRY_EINTR(send(s->ctl, "HOLD", 4, MSG_NOSIGNAL)) < 0)
                 closep(&s->server);
         if (s->server < 0 && (r = session_ref_join(s, id_or_name, e)) < 0)
@@ -91,11 +93,9 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq, struc
         if (r == 0) {
                 int64_t start = audit_now_ms();
                 struct cgroup_exec cx = CGROUP_EXEC_INIT;
-                bool ok = false;
-                r = s.server >= 0 ? cgroup_server_prepare(&s.st, &cx, &ok, e) : EXEC_NOT_STARTED;
+                r = s.server >= 0 ? cgroup_server_prepare(&s.st, &s.cg, &cx, e) : EXEC_NOT_STARTED;
                 if (r == 0)
-                        r = ok ? exec_handoff(TAKE_FD(s.server), &s.st, &cx, rq, res, e)
-                               : EXEC_NOT_STARTED;
+                        r = exec_handoff(TAKE_FD(s.server), &s.st, &cx, rq, res, e);
                 if (r == EXEC_NOT_STARTED && (r = session_ref_join(&s, id_or_name, e)) == 0)
                         r = exec_join(s.ns, &s.st, rq, res, e);
                 audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);

@@ -3,6 +3,7 @@
 
 #include "../session/state.h"
 #include "shared/error.h"
+#include "cgroup.h"
 #include "launch.h"
 
 /* A live session held for the duration of one command (marks it busy for the TTL). */
@@ -13,11 +14,12 @@ struct session_ref {
         int auditfd; /* the session's audit log, -1 when it cannot be opened */
         int server;  /* connection to the init's exec server, -1 when there is none */
         struct session_state st;
+        struct cgroup_session cg; /* its cgroups, looked up once from st */
 };
 #define SESSION_REF_INIT                                                                           \
         {                                                                                          \
                 .ctl = -1, .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .auditfd = -1,         \
-                .server = -1                                                                       \
+                .server = -1, .cg = CGROUP_SESSION_INIT                                            \
         }
 
 /*
