@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # The suite checks itself: every tests/*.bats file is registered in tests/meson.build (an
 # unregistered file would never run in CI), the list is sorted, and every suite uses the
-# per-test isolation and leak check of helpers.bash.
+# per-test isolation and leak check of helpers.bash, and every C file is formatted as
+# .clang-format says.
 
 load helpers
 
@@ -57,4 +58,20 @@ body() {
 @test "the suite's environment names a built sbx" {
         [ -x "$SBX" ] || fail "SBX='$SBX' is not executable"
         [ -d "$SBX_BUILD" ] || fail "SBX_BUILD='$SBX_BUILD' is not a directory"
+}
+
+@test "every C file is formatted as .clang-format says (clang-format --dry-run --Werror)" {
+        command -v clang-format >/dev/null ||
+                fail "clang-format is not installed (scripts/bootstrap installs it)"
+        # the positive control: a badly formatted line is seen as one
+        run clang-format --dry-run --Werror --assume-filename="$SBX_SRC/src/x.c" \
+                <<<'int  f( void ){return 0;}'
+        [ "$status" -ne 0 ] || fail "clang-format did not flag a badly formatted line"
+        local f bad=() n=0
+        while IFS= read -r f; do
+                n=$((n + 1))
+                clang-format --dry-run --Werror "$f" >/dev/null 2>&1 || bad+=("${f#"$SBX_SRC"/}")
+        done < <(find "$SBX_SRC/src" "$SBX_SRC/tests" "$SBX_SRC/bench" -name '*.[ch]')
+        [ "$n" -gt 100 ] || fail "only $n C files found under $SBX_SRC"
+        [ ${#bad[@]} -eq 0 ] || fail "not clang-format clean (run clang-format -i): ${bad[*]}"
 }

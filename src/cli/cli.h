@@ -15,7 +15,7 @@
 enum cli_progress_mode { CLI_PROGRESS_AUTO = 0, CLI_PROGRESS_NONE, CLI_PROGRESS_JSON };
 
 struct cli {
-        bool json;               /* --json: exactly one JSON document on stdout */
+        bool json; /* --json: exactly one JSON document on stdout */
         enum cli_progress_mode progress;
         const char *config_file; /* --config FILE */
         struct sbx_error err;    /* the one error of this invocation */
@@ -24,8 +24,8 @@ struct cli {
 struct command {
         const char *name;
         int (*run)(struct cli *cli, int argc, char **argv); /* returns the exit code */
-        const char *synopsis; /* "[OPTIONS] ID [--] CMD [ARG...]" */
-        const char *summary;  /* one line */
+        const char *synopsis;                               /* "[OPTIONS] ID [--] CMD [ARG...]" */
+        const char *summary;                                /* one line */
         const char *options;  /* the option lines of `sbx COMMAND --help` */
         const char *examples; /* example lines of `sbx help COMMAND` */
         const char *flags;    /* every long flag, space separated (completions, man check) */

@@ -17,9 +17,13 @@
 #include "session_json.h"
 
 static const struct option common_options[] = {
-        {"ttl", 1, NULL, 'L'},       {"force", 0, NULL, 'f'},  {"quiet", 0, NULL, 'q'},
-        {"json", 0, NULL, OPT_JSON}, {"config", 1, NULL, OPT_CONFIG}, {"help", 0, NULL, OPT_HELP},
-        {0},
+    {"ttl", 1, NULL, 'L'},
+    {"force", 0, NULL, 'f'},
+    {"quiet", 0, NULL, 'q'},
+    {"json", 0, NULL, OPT_JSON},
+    {"config", 1, NULL, OPT_CONFIG},
+    {"help", 0, NULL, OPT_HELP},
+    {0},
 };
 
 /* Parse options; `allowed` lists the short ids this command takes. 1 = help printed. */
@@ -90,12 +94,11 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
                 return cli_finish_error(cli, "connect");
         sessfd = runtime_open_session(rtfd, id);
         if (sessfd < 0 || session_state_read(sessfd, &st) < 0) {
-                sbx_fail(&cli->err, EXIT_NO_SESSION, "session_not_found", 0,
-                         "no such session '%s'", argv[optind]);
+                sbx_fail(&cli->err, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
+                         argv[optind]);
                 return cli_finish_error(cli, "connect");
         }
-        snprintf(req, sizeof(req), "RENEW %llu",
-                 (unsigned long long)(ttl_arg ? ttl : st.ttl_sec));
+        snprintf(req, sizeof(req), "RENEW %llu", (unsigned long long)(ttl_arg ? ttl : st.ttl_sec));
         if (ask(sessfd, req, reply, sizeof(reply), &cli->err) < 0) {
                 if (cli->err.exit_code == EXIT_NO_SESSION)
                         runtime_reap_stale(rtfd, 0);
@@ -182,8 +185,9 @@ static int destroy_one(int *rtfd, const char *arg, bool force, struct sbx_error 
                 return force ? 0 : sbx_fail(e, sub.exit_code, sub.code, 0, "%s", sub.message);
         _cleanup_close_ int sessfd = runtime_open_session(*rtfd, id);
         if (sessfd < 0)
-                return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                            "no such session '%s'", arg);
+                return force ? 0
+                             : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                        "no such session '%s'", arg);
         int r = ask(sessfd, "DESTROY", reply, sizeof(reply), &sub);
         if (r == 0 && strcmp(reply, "OK") == 0)
                 return 0;
@@ -191,8 +195,9 @@ static int destroy_one(int *rtfd, const char *arg, bool force, struct sbx_error 
          * answer timed out) is killed only with --force. */
         _cleanup_close_ int lk = lock_when_gone(sessfd, r != -EAGAIN && r != -EWOULDBLOCK);
         if (lk == -ENOENT)
-                return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                            "no such session '%s' (it ended meanwhile)", arg);
+                return force ? 0
+                             : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                        "no such session '%s' (it ended meanwhile)", arg);
         if (lk < 0 && force) {
                 force_kill(sessfd);
                 lk = -1;
@@ -201,8 +206,9 @@ static int destroy_one(int *rtfd, const char *arg, bool force, struct sbx_error 
                                 "session '%s' does not answer: use --force", arg);
         }
         runtime_reap_stale(*rtfd, 0);
-        return force ? 0 : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
-                                    "no such session '%s' (it had already ended)", arg);
+        return force ? 0
+                     : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s' (it had already ended)", arg);
 }
 
 /*

@@ -7,6 +7,8 @@
 
 #include "cli.h"
 
+/* The help texts are laid out as they print, a line of source per line of output. */
+/* clang-format off */
 #define GLOBAL_OPTIONS                                                                             \
         "      --json              print one JSON document on stdout (also on error)\n"            \
         "      --config FILE       read this sandbox.ini on top of the default ones\n"             \
@@ -220,6 +222,7 @@ const struct command sbx_commands[] = {
          "  sbx serve --listen 0.0.0.0:8083 --api-key-file /etc/sbx/serve.key\n",
          "--listen --api-key-file --json --config --help"},
 };
+/* clang-format on */
 const size_t sbx_n_commands = sizeof(sbx_commands) / sizeof(sbx_commands[0]);
 
 const struct command *command_find(const char *name)

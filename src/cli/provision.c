@@ -81,7 +81,8 @@ static int exec_forked(provision_exec_fn run, void *ctx, const struct exec_reque
         if (pid == 0) {
                 closep(&rd);
                 /* A step never outlives the create (or run) it works for: killed, that one
-                 * takes its session down (the #4 handshake, a copy of which we hold, must close). */
+                 * takes its session down (the #4 handshake, a copy of which we hold, must close).
+                 */
                 if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
                         _exit(1);
                 struct step_report rep = {0};

@@ -27,9 +27,9 @@ struct feature {
 static size_t collect(struct feature *f)
 {
         size_t n = 0;
-        f[n++] = (struct feature){"seccomp", true,
-                                  "profiles default strict unconfined, BPF from libseccomp "
-                                  SBX_LIBSECCOMP_VERSION};
+        f[n++] = (struct feature){
+            "seccomp", true,
+            "profiles default strict unconfined, BPF from libseccomp " SBX_LIBSECCOMP_VERSION};
         f[n++] = (struct feature){"namespaces", true, "user mount pid net ipc uts cgroup"};
         f[n++] = (struct feature){"capabilities", true, "every set emptied, securebits locked"};
         f[n++] = (struct feature){"cgroup-v2", true, "memory pids cpu, cgroup.kill"};

@@ -25,19 +25,19 @@ enum sbx_origin { SBX_ORIGIN_DEFAULT = 0, SBX_ORIGIN_FILE, SBX_ORIGIN_ENV, SBX_O
 
 struct sbx_config {
         /* [sandbox] */
-        char *name;         /* --name only; NULL when unset */
-        uint64_t ttl_sec;   /* 0 = until destroyed; default 1800 (30m) */
+        char *name;           /* --name only; NULL when unset */
+        uint64_t ttl_sec;     /* 0 = until destroyed; default 1800 (30m) */
         uint64_t timeout_sec; /* default per-exec timeout; default 1800 */
-        char *rootfs;       /* "host" or an absolute directory */
-        char *image;        /* NULL when unset */
-        char **packages;    /* NULL-terminated, may be NULL */
-        char *setup;        /* NULL when unset */
+        char *rootfs;         /* "host" or an absolute directory */
+        char *image;          /* NULL when unset */
+        char **packages;      /* NULL-terminated, may be NULL */
+        char *setup;          /* NULL when unset */
         bool read_only;
-        char *workdir;      /* absolute; default "/workspace" */
-        char *hostname;     /* default "sandbox" */
+        char *workdir;  /* absolute; default "/workspace" */
+        char *hostname; /* default "sandbox" */
         struct sbx_mount *mounts;
         size_t n_mounts;
-        char **env;         /* "K=V" from [env] and --env, later ones override earlier */
+        char **env; /* "K=V" from [env] and --env, later ones override earlier */
         /* Origins of the [sandbox] keys whose layering is not "last one wins": a list is replaced
          * by the first layer that sets it and accumulates within that layer; rootfs and image
          * exclude each other. */
@@ -92,10 +92,10 @@ struct sbx_config {
         char **insecure_registries; /* "HOST[:PORT]" reached over plain HTTP; may be NULL */
 
         /* [serve] (sbx serve, the OpenSandbox API) */
-        bool serve_network_host;    /* network = host: a sandbox without a policy gets all egress */
-        char **serve_host_images;   /* image uris answered with the host's base; "*": all */
-        char **serve_volume_roots;  /* host directories that volumes may come from */
-        uint64_t serve_max_upload;  /* largest upload body; default 256M */
+        bool serve_network_host;   /* network = host: a sandbox without a policy gets all egress */
+        char **serve_host_images;  /* image uris answered with the host's base; "*": all */
+        char **serve_volume_roots; /* host directories that volumes may come from */
+        uint64_t serve_max_upload; /* largest upload body; default 256M */
         /* [packages] */
         char *package_index;  /* index_url: NULL = PyPI */
         char **package_hosts; /* hosts: more allow entries while packages install; may be NULL */

@@ -71,7 +71,7 @@ static int set_memory(struct sbx_config *c, struct layer *l, const struct config
 }
 
 static int set_cpus(struct sbx_config *c, struct layer *l, const struct config_key *k,
-                          const char *v)
+                    const char *v)
 {
         return set_limit(c, l, k, v, parse_cpus);
 }
@@ -492,7 +492,8 @@ static const struct config_key keys[KEY__MAX] = {
     [KEY_SECCOMP] = {KEY_SECCOMP, "security", "seccomp", "SBX_SECCOMP", "--seccomp",
                      .set = set_seccomp, .expected = "default, strict or unconfined"},
     [KEY_UID_RANGE] = {KEY_UID_RANGE, "security", "uid_range", "SBX_UID_RANGE", NULL,
-                       .set = set_uid_range, .expected = "pick, or START:COUNT like 2000000000:65536",
+                       .set = set_uid_range,
+                       .expected = "pick, or START:COUNT like 2000000000:65536",
                        .range = "START and COUNT must be at least 1 and START + COUNT at "
                                 "most 4294967295"},
     [KEY_AUDIT_DIR] = {KEY_AUDIT_DIR, "audit", "dir", "SBX_AUDIT_DIR", NULL, .set = set_audit_dir,

@@ -111,7 +111,8 @@ static size_t registry_host_len(const char *s, size_t name_len)
         if (!colon || colon == s || colon + 1 == slash)
                 return 0;
         for (const char *p = s; p < colon; p++)
-                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' || *p == '-'))
+                if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '.' ||
+                      *p == '-'))
                         return 0;
         for (const char *p = colon + 1; p < slash; p++)
                 if (*p < '0' || *p > '9')

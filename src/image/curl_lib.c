@@ -12,12 +12,20 @@ static const struct {
         const char *name;
         size_t offset;
 } curl_symbols[] = {
-#define SYM(field, symbol) {#symbol, offsetof(struct curl_lib, field)}
-    SYM(easy_init, curl_easy_init),         SYM(easy_cleanup, curl_easy_cleanup),
-    SYM(easy_reset, curl_easy_reset),       SYM(easy_setopt, curl_easy_setopt),
-    SYM(easy_perform, curl_easy_perform),   SYM(easy_getinfo, curl_easy_getinfo),
-    SYM(easy_strerror, curl_easy_strerror), SYM(easy_escape, curl_easy_escape),
-    SYM(free, curl_free),                   SYM(slist_append, curl_slist_append),
+#define SYM(field, symbol)                                                                         \
+        {                                                                                          \
+#symbol, offsetof(struct curl_lib, field)                                          \
+        }
+    SYM(easy_init, curl_easy_init),
+    SYM(easy_cleanup, curl_easy_cleanup),
+    SYM(easy_reset, curl_easy_reset),
+    SYM(easy_setopt, curl_easy_setopt),
+    SYM(easy_perform, curl_easy_perform),
+    SYM(easy_getinfo, curl_easy_getinfo),
+    SYM(easy_strerror, curl_easy_strerror),
+    SYM(easy_escape, curl_easy_escape),
+    SYM(free, curl_free),
+    SYM(slist_append, curl_slist_append),
     SYM(slist_free_all, curl_slist_free_all),
 #undef SYM
 };

@@ -19,11 +19,11 @@ int digest_parse(const char *s, char out[static DIGEST_HEX_LEN + 1]);
 /* ---- unpack.c: one layer tar (any compression libarchive knows) into a directory ---- */
 
 struct unpack_budget {
-        uint64_t max_bytes; /* image_max_unpacked() */
-        uint64_t bytes;     /* logical bytes so far, against max_bytes */
-        uint64_t written;   /* data bytes written since the last check of the free space */
-        uint64_t entries;   /* against IMAGE_MAX_ENTRIES */
-        uint64_t skipped;   /* device nodes and sockets dropped */
+        uint64_t max_bytes;         /* image_max_unpacked() */
+        uint64_t bytes;             /* logical bytes so far, against max_bytes */
+        uint64_t written;           /* data bytes written since the last check of the free space */
+        uint64_t entries;           /* against IMAGE_MAX_ENTRIES */
+        uint64_t skipped;           /* device nodes and sockets dropped */
         image_progress_fn progress; /* NULL: none; the blob's bytes read so far and in all */
         void *progress_arg;
 };

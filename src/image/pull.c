@@ -59,7 +59,8 @@ static void json_putp(struct json_object **o)
 static const char *jstr(struct json_object *o, const char *key)
 {
         struct json_object *v;
-        return o && json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string)
+        return o && json_object_object_get_ex(o, key, &v) &&
+                       json_object_is_type(v, json_type_string)
                    ? json_object_get_string(v)
                    : NULL;
 }
@@ -79,8 +80,9 @@ static int parse_blob(struct json_object *d, struct blob *b)
 
 static int bad_manifest(struct pull *p, const char *why, struct sbx_error *e)
 {
-        return sbx_fail(e, EXIT_FAILED, "unavailable", 0, "registry '%s' sent an unusable manifest for '%s': %s",
-                        p->ref.host, p->ref.repo, why);
+        return sbx_fail(e, EXIT_FAILED, "unavailable", 0,
+                        "registry '%s' sent an unusable manifest for '%s': %s", p->ref.host,
+                        p->ref.repo, why);
 }
 
 /* GET reference; when it was asked for by digest, the body must hash to it. */
@@ -184,7 +186,8 @@ static int resolve(struct pull *p, struct sbx_error *e)
                 if ((r = get_manifest(p, want, hex, e)) < 0)
                         return r;
                 root = json_tokener_parse(p->manifest.data);
-                if (!root || !json_object_is_type(root, json_type_object) || is_index(p->mtype, root))
+                if (!root || !json_object_is_type(root, json_type_object) ||
+                    is_index(p->mtype, root))
                         return bad_manifest(p, "an index entry is not an image manifest", e);
         }
         return parse_manifest(p, root, e);

@@ -27,7 +27,7 @@
 #define DOCKER_HUB "docker.io"
 #define DOCKER_HUB_API "registry-1.docker.io"
 #define ACCEPT_MANIFESTS                                                                           \
-        "Accept: application/vnd.oci.image.index.v1+json, "                                       \
+        "Accept: application/vnd.oci.image.index.v1+json, "                                        \
         "application/vnd.oci.image.manifest.v1+json, "                                             \
         "application/vnd.docker.distribution.manifest.list.v2+json, "                              \
         "application/vnd.docker.distribution.manifest.v2+json"
@@ -92,8 +92,8 @@ int registry_ref_parse(const char *s, struct registry_ref *r, const char **ret_w
         } else if (!r->digest[0])
                 strcpy(r->tag, "latest");
         bool hub = !strcmp(r->host, DOCKER_HUB);
-        int n = snprintf(r->repo, sizeof(r->repo), "%s%s", hub && !strchr(path, '/') ? "library/" : "",
-                         path);
+        int n = snprintf(r->repo, sizeof(r->repo), "%s%s",
+                         hub && !strchr(path, '/') ? "library/" : "", path);
         if (n < 0 || (size_t)n >= sizeof(r->repo))
                 return -EINVAL;
         /* the store's name: docker.io's images by their short name, others with their host */
@@ -407,13 +407,14 @@ static int perform(struct registry *reg, const char *url, const char *accept, ui
                         return sbx_internal(e, -x->err, "failed to store what registry '%s' sent",
                                             reg->ref.host);
                 if (c != CURLE_OK)
-                        return sbx_fail(e, EXIT_FAILED, "unavailable", 0,
-                                        "failed to fetch from registry '%s': %s%s", reg->ref.host,
-                                        errbuf[0] ? errbuf : reg->cl->easy_strerror(c),
-                                        c == CURLE_SSL_CONNECT_ERROR && !reg->insecure
-                                            ? " (a plain-HTTP registry needs --insecure-registry or [images] "
-                                              "insecure_registries)"
-                                            : "");
+                        return sbx_fail(
+                            e, EXIT_FAILED, "unavailable", 0,
+                            "failed to fetch from registry '%s': %s%s", reg->ref.host,
+                            errbuf[0] ? errbuf : reg->cl->easy_strerror(c),
+                            c == CURLE_SSL_CONNECT_ERROR && !reg->insecure
+                                ? " (a plain-HTTP registry needs --insecure-registry or [images] "
+                                  "insecure_registries)"
+                                : "");
                 *status = status_of(x);
                 if (*status != 401 || attempt > 0 || !x->challenge || reg->use_basic)
                         return 0;
@@ -518,8 +519,7 @@ static int hash_existing(int fd, struct sha256_ctx *sha, uint64_t *ret_n)
         return 0;
 }
 
-int registry_blob(struct registry *reg, const char *hex, uint64_t size, int fd,
-                  struct sbx_error *e)
+int registry_blob(struct registry *reg, const char *hex, uint64_t size, int fd, struct sbx_error *e)
 {
         struct xfer x = {.reg = reg, .fd = fd, .limit = size};
         sha256_init(&x.sha);
@@ -554,8 +554,7 @@ int registry_blob(struct registry *reg, const char *hex, uint64_t size, int fd,
                 return sbx_fail(e, EXIT_FAILED, "unavailable", 0,
                                 "registry '%s' sent a blob that does not match its digest "
                                 "sha256:%.12s (%llu of %llu bytes, sha256:%.12s)",
-                                reg->ref.host, hex,
-                                (unsigned long long)(x.offset + x.written),
+                                reg->ref.host, hex, (unsigned long long)(x.offset + x.written),
                                 (unsigned long long)size, got);
         }
         return 0;

@@ -248,7 +248,8 @@ static struct json_object *pick_manifest(struct json_object *list, const char *t
                         return d;
                 struct json_object *p = jget(d, "platform", json_type_object);
                 const char *os = jstr(p, "os"), *arch = jstr(p, "architecture");
-                if (os && arch && strcmp(os, "linux") == 0 && strcmp(arch, image_host_arch()) == 0) {
+                if (os && arch && strcmp(os, "linux") == 0 &&
+                    strcmp(arch, image_host_arch()) == 0) {
                         by_platform = d;
                         n_platform++;
                 }
@@ -526,8 +527,8 @@ int image_source_open(const char *source, const char *tag, uint64_t max_bytes, i
 {
         *m = (struct image_manifest){0};
         if (strncmp(source, "docker://", 9) == 0)
-                return sbx_usage(e, "'%s' is a registry reference: use 'sbx image pull %s'",
-                                 source, source + 9);
+                return sbx_usage(e, "'%s' is a registry reference: use 'sbx image pull %s'", source,
+                                 source + 9);
         /* O_NONBLOCK: a FIFO as the source must not block (the store lock is held) */
         _cleanup_close_ int fd = open(source, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
         /* "DIR:REF" (as skopeo writes oci:DIR:REF) picks the image tagged REF in DIR */

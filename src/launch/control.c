@@ -61,8 +61,8 @@ int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fds, s
 
         char cbuf[CMSG_SPACE(sizeof(int) * 16)];
         struct iovec iov = {.iov_base = reply, .iov_len = n - 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                            .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t got = RETRY_EINTR(recvmsg(fd, &mh, MSG_CMSG_CLOEXEC));
         if (got < 0)
                 return negerrno();

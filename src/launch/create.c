@@ -22,8 +22,8 @@
  */
 static int make_locked_lock(int sessfd)
 {
-        _cleanup_close_ int fd = openat(sessfd, "lock.new",
-                                        O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        _cleanup_close_ int fd =
+            openat(sessfd, "lock.new", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return negerrno();
         if (flock(fd, LOCK_EX | LOCK_NB) < 0 || renameat(sessfd, "lock.new", sessfd, "lock") < 0)

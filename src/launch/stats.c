@@ -105,8 +105,7 @@ int session_stats_read(const char *id_or_name, struct session_stats *out, struct
                 return r;
         if ((r = session_state_read(sessfd, &s.st)) < 0) {
                 session_ref_close(&s);
-                return sbx_internal(e, -r, "failed to read the state of session '%s'",
-                                    id_or_name);
+                return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
         }
         /* the supervisor's answer proves the session alive and hands over its namespaces */
         if ((r = session_ref_join(&s, id_or_name, e)) < 0) {

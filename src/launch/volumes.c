@@ -3,12 +3,13 @@
  * Volumes of a root-run session, as the caller expects them: the sandbox's root writes a
  * volume, and what it writes belongs on the host to the owner of the volume's directory, a
  * regular user (never root: below). Its uid 0 is an unprivileged host uid (the session's
- * base), which the directory's owner bits do not admit, and whose files would belong to nobody the caller knows. An idmapped clone of the
- * volume, keyed to a user namespace that maps exactly the directory's owner to the session's
- * base (uid and gid, one id each), shows that owner as uid 0 inside and stores what uid 0
- * writes as that owner: no other host id is reachable through it. Made by the supervisor (it
- * needs CAP_SYS_ADMIN on the host) once the session's maps are written, and handed to the init
- * after #1. An unprivileged session's uid 0 is the caller already: its volumes are plain binds.
+ * base), which the directory's owner bits do not admit, and whose files would belong to nobody the
+ * caller knows. An idmapped clone of the volume, keyed to a user namespace that maps exactly the
+ * directory's owner to the session's base (uid and gid, one id each), shows that owner as uid 0
+ * inside and stores what uid 0 writes as that owner: no other host id is reachable through it. Made
+ * by the supervisor (it needs CAP_SYS_ADMIN on the host) once the session's maps are written, and
+ * handed to the init after #1. An unprivileged session's uid 0 is the caller already: its volumes
+ * are plain binds.
  */
 #include <fcntl.h>
 #include <sched.h>

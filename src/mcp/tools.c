@@ -303,8 +303,9 @@ static const struct spec specs[] = {
      "does not wait: call it again, or ps, to see more.",
      NULL,
      {OPERAND_SESSION, OPERAND_COMMAND},
-     {{"--cursor", "Byte offset in the command's output to read from (default 0): the cursor "
-                   "a previous call returned.",
+     {{"--cursor",
+       "Byte offset in the command's output to read from (default 0): the cursor "
+       "a previous call returned.",
        .minimum = 0},
       {"--follow", NULL, .hidden = true},
       {0}}},

@@ -31,14 +31,14 @@ struct proxy_handle {
         }
 
 /*
- * In proxy mode, or when window names hosts (else a no-op): create the listening socket inside the network namespace
- * netns_fd (joining userns_fd first, in a short-lived child) and fork the proxy process that
- * serves it. It writes one "net" record per connection to audit_fd (-1: none). It exits when
- * the stop pipe closes (proxy_stop, or the caller's death): a signal would not do, since a
- * caller that joined the session's user namespace (`run`) may no longer signal it, and
- * PDEATHSIG is subject to the same permission check. As root it runs as host uid and gid
- * run_as (the session's helper id, never 0). window (may be NULL): allow entries admitted on
- * top of c's until the starter ends the provisioning window (proxy_window_close).
+ * In proxy mode, or when window names hosts (else a no-op): create the listening socket inside the
+ * network namespace netns_fd (joining userns_fd first, in a short-lived child) and fork the proxy
+ * process that serves it. It writes one "net" record per connection to audit_fd (-1: none). It
+ * exits when the stop pipe closes (proxy_stop, or the caller's death): a signal would not do, since
+ * a caller that joined the session's user namespace (`run`) may no longer signal it, and PDEATHSIG
+ * is subject to the same permission check. As root it runs as host uid and gid run_as (the
+ * session's helper id, never 0). window (may be NULL): allow entries admitted on top of c's until
+ * the starter ends the provisioning window (proxy_window_close).
  */
 int proxy_start(const struct sbx_config *c, char *const *window, int userns_fd, int netns_fd,
                 const char *session_id, int audit_fd, uid_t run_as, struct proxy_handle *ret,

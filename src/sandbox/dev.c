@@ -37,8 +37,8 @@ int rootfs_setup_dev(const struct sbx_config *c, int rootfd, int hostfd, struct 
         int r = mnt_new_fs("tmpfs", opts, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, t, "/dev", e);
         if (r < 0)
                 return r;
-        _cleanup_close_ int devfd = openat(rootfd, "dev", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                                  O_CLOEXEC);
+        _cleanup_close_ int devfd =
+            openat(rootfd, "dev", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (devfd < 0)
                 return sbx_internal(e, errno, "failed to open /dev");
         for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++)
@@ -60,30 +60,30 @@ int rootfs_setup_dev(const struct sbx_config *c, int rootfd, int hostfd, struct 
                 return r;
 
         char shm_size[32];
-        snprintf(shm_size, sizeof(shm_size), "%llu",
-                 (unsigned long long)(c->disk_bytes < (64ULL << 20) ? c->disk_bytes
-                                                                    : (64ULL << 20)));
+        snprintf(
+            shm_size, sizeof(shm_size), "%llu",
+            (unsigned long long)(c->disk_bytes < (64ULL << 20) ? c->disk_bytes : (64ULL << 20)));
         _cleanup_close_ int shm = mnt_open_target(devfd, "/shm", true, e);
         if (shm < 0)
                 return shm;
-        const char *shm_opts[] = {"size", shm_size, "nr_inodes", "4096", "mode", "01777",
-                                  NULL,   NULL};
+        const char *shm_opts[] = {"size", shm_size, "nr_inodes", "4096",
+                                  "mode", "01777",  NULL,        NULL};
         if ((r = mnt_new_fs("tmpfs", shm_opts, MNT_SECURE | MOUNT_ATTR_NOEXEC, shm, "/dev/shm",
                             e)) < 0)
                 return r;
 
         static const char *const links[][2] = {
-                {"ptmx", "pts/ptmx"},       {"fd", "/proc/self/fd"},
-                {"stdin", "/proc/self/fd/0"}, {"stdout", "/proc/self/fd/1"},
-                {"stderr", "/proc/self/fd/2"},
+            {"ptmx", "pts/ptmx"},          {"fd", "/proc/self/fd"},
+            {"stdin", "/proc/self/fd/0"},  {"stdout", "/proc/self/fd/1"},
+            {"stderr", "/proc/self/fd/2"},
         };
         for (size_t i = 0; i < ARRAY_SIZE(links); i++)
                 if (symlinkat(links[i][1], devfd, links[i][0]) < 0)
                         return sbx_internal(e, errno, "failed to create /dev/%s", links[i][0]);
 
         /* Nothing inside may replace a node: /dev itself is read-only from now on. */
-        _cleanup_close_ int root = openat(rootfd, "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW |
-                                                                 O_CLOEXEC);
+        _cleanup_close_ int root =
+            openat(rootfd, "dev", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (root < 0)
                 return sbx_internal(e, errno, "failed to open /dev");
         return mnt_setattr(root, MOUNT_ATTR_RDONLY, false, "/dev", e);

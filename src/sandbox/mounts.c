@@ -19,8 +19,8 @@ static int open_component(int dirfd, const char *name, bool is_dir, bool create)
                 if (mkdirat(dirfd, name, 0755) < 0 && errno != EEXIST)
                         return negerrno();
         } else {
-                int w = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                               0644);
+                int w =
+                    openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
                 if (w < 0 && errno != EEXIST)
                         return negerrno();
                 if (w >= 0)
@@ -82,22 +82,21 @@ int mnt_open_existing(int rootfd, const char *path, bool follow, struct sbx_erro
 int mnt_setattr(int fd, unsigned attr, bool recursive, const char *what, struct sbx_error *e)
 {
         struct mount_attr ma = {.attr_set = attr};
-        if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma,
-                          sizeof(ma)) < 0)
+        if (mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &ma, sizeof(ma)) <
+            0)
                 return errno == ENOSYS
-                               ? sbx_unsupported(e, errno,
-                                                 "this kernel lacks mount_setattr (Linux 5.12+), "
-                                                 "needed to make '%s' read-only recursively",
-                                                 what)
-                               : sbx_internal(e, errno, "failed to set attributes of '%s'", what);
+                           ? sbx_unsupported(e, errno,
+                                             "this kernel lacks mount_setattr (Linux 5.12+), "
+                                             "needed to make '%s' read-only recursively",
+                                             what)
+                           : sbx_internal(e, errno, "failed to set attributes of '%s'", what);
         return 0;
 }
 
 int mnt_bind(int srcfd, int tfd, unsigned attr, const char *what, struct sbx_error *e)
 {
-        _cleanup_close_ int tree =
-                open_tree(srcfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
-                                             AT_EMPTY_PATH);
+        _cleanup_close_ int tree = open_tree(
+            srcfd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
         if (tree < 0)
                 return errno == ENOSYS ? sbx_unsupported(e, errno,
                                                          "this kernel lacks open_tree (Linux "

@@ -21,9 +21,8 @@
 #define PROC_SUPER_MAGIC 0x9fa0
 #endif
 
-static const char *const masked_files[] = {"kcore",         "keys",      "timer_list",
-                                           "sched_debug",   "latency_stats", "interrupts",
-                                           "timer_stats"};
+static const char *const masked_files[] = {
+    "kcore", "keys", "timer_list", "sched_debug", "latency_stats", "interrupts", "timer_stats"};
 static const char *const masked_dirs[] = {"acpi", "asound", "scsi"};
 static const char *const read_only[] = {"bus", "fs", "irq", "sys", "sysrq-trigger"};
 
@@ -33,12 +32,12 @@ static const char *const read_only[] = {"bus", "fs", "irq", "sys", "sysrq-trigge
  * creating one needs CAP_SYS_ADMIN, which no sandboxed process has.
  */
 static const char *const user_limits[][2] = {
-        {"max_user_namespaces", "0"},     {"max_mnt_namespaces", "0"},
-        {"max_net_namespaces", "0"},      {"max_ipc_namespaces", "0"},
-        {"max_uts_namespaces", "0"},      {"max_cgroup_namespaces", "0"},
-        {"max_time_namespaces", "0"},     {"max_pid_namespaces", "1024"},
-        {"max_inotify_instances", "128"}, {"max_inotify_watches", "8192"},
-        {"max_fanotify_groups", "0"},     {"max_fanotify_marks", "0"},
+    {"max_user_namespaces", "0"},     {"max_mnt_namespaces", "0"},
+    {"max_net_namespaces", "0"},      {"max_ipc_namespaces", "0"},
+    {"max_uts_namespaces", "0"},      {"max_cgroup_namespaces", "0"},
+    {"max_time_namespaces", "0"},     {"max_pid_namespaces", "1024"},
+    {"max_inotify_instances", "128"}, {"max_inotify_watches", "8192"},
+    {"max_fanotify_groups", "0"},     {"max_fanotify_marks", "0"},
 };
 
 static_assert(ARRAY_SIZE(user_limits) == USER_LIMITS_COUNT, "USER_LIMITS_COUNT");
@@ -85,7 +84,7 @@ void user_limits_close(struct user_limits *l)
 static int mask_path(int procfd, int nullfd, const char *name, bool dir, struct sbx_error *e)
 {
         _cleanup_close_ int t =
-                openat(procfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
+            openat(procfd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (dir ? O_DIRECTORY : 0));
         if (t < 0)
                 return 0; /* not present on this kernel */
         char what[64];
@@ -115,12 +114,11 @@ int rootfs_setup_proc(int rootfd, int hostfd, struct user_limits *limits, struct
         int r = mnt_new_fs("proc", NULL, MNT_SECURE | MOUNT_ATTR_NOEXEC, t, "/proc", e);
         if (r < 0)
                 return r;
-        _cleanup_close_ int procfd = openat(rootfd, "proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
-                                                                    O_CLOEXEC);
+        _cleanup_close_ int procfd =
+            openat(rootfd, "proc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         struct statfs sfs;
         if (procfd < 0 || fstatfs(procfd, &sfs) < 0 || sfs.f_type != PROC_SUPER_MAGIC)
-                return sbx_internal(e, procfd < 0 ? errno : EXDEV,
-                                    "the new /proc is not a procfs");
+                return sbx_internal(e, procfd < 0 ? errno : EXDEV, "the new /proc is not a procfs");
 
         _cleanup_close_ int nullfd = openat(hostfd, "dev/null", O_PATH | O_NOFOLLOW | O_CLOEXEC);
         if (nullfd < 0)

@@ -9,8 +9,8 @@
  * by seccomp.c, so one table serves x86_64 and aarch64.
  *
  * Syscalls with argument rules (clone, ioctl, socket, socketpair, mknod, mknodat) are allowed
- * here by name and restricted by the argument filter in seccomp.c; personality is allowed for the values in
- * seccomp_personality_allowed only.
+ * here by name and restricted by the argument filter in seccomp.c; personality is allowed for the
+ * values in seccomp_personality_allowed only.
  */
 #include "seccomp_tables.h"
 

@@ -170,30 +170,30 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
                 free(v);
                 return ok ? 0 : -EINVAL;
         }
-        char **str = strcmp(k, "name") == 0               ? &s->name
-                     : strcmp(k, "workdir") == 0          ? &s->workdir
-                     : strcmp(k, "hostname") == 0         ? &s->hostname
-                     : strcmp(k, "cgroup") == 0           ? &s->cgroup
-                     : strcmp(k, "cgroup_v1_memory") == 0 ? &s->cgroup_v1_memory
-                     : strcmp(k, "cgroup_v1_pids") == 0   ? &s->cgroup_v1_pids
-                     : strcmp(k, "cgroup_v1_cpu") == 0    ? &s->cgroup_v1_cpu
-                     : strcmp(k, "audit") == 0            ? &s->audit_path
-                     : strcmp(k, "base") == 0             ? &s->base
+        char **str = strcmp(k, "name") == 0                ? &s->name
+                     : strcmp(k, "workdir") == 0           ? &s->workdir
+                     : strcmp(k, "hostname") == 0          ? &s->hostname
+                     : strcmp(k, "cgroup") == 0            ? &s->cgroup
+                     : strcmp(k, "cgroup_v1_memory") == 0  ? &s->cgroup_v1_memory
+                     : strcmp(k, "cgroup_v1_pids") == 0    ? &s->cgroup_v1_pids
+                     : strcmp(k, "cgroup_v1_cpu") == 0     ? &s->cgroup_v1_cpu
+                     : strcmp(k, "audit") == 0             ? &s->audit_path
+                     : strcmp(k, "base") == 0              ? &s->base
                      : strcmp(k, "cgroup_v1_freezer") == 0 ? &s->cgroup_v1_freezer
-                                                          : NULL;
+                                                           : NULL;
         if (str) {
                 free(*str);
                 *str = v;
                 return 0;
         }
         _cleanup_free_ char *owned = v;
-        static const char *const numeric[] = {"version",   "supervisor_pid", "supervisor_start",
-                                              "init_pid",  "created_at",     "expires_at",
-                                              "ttl",       "timeout",        "seccomp",
-                                              "net",       "nofile",         "disk",
-                                              "read_only", "uid_start",      "uid_count",
-                                              "helper_uid", "memory",        "cpus_milli",
-                                              "pids",      "unenforced"};
+        static const char *const numeric[] = {"version",    "supervisor_pid", "supervisor_start",
+                                              "init_pid",   "created_at",     "expires_at",
+                                              "ttl",        "timeout",        "seccomp",
+                                              "net",        "nofile",         "disk",
+                                              "read_only",  "uid_start",      "uid_count",
+                                              "helper_uid", "memory",         "cpus_milli",
+                                              "pids",       "unenforced"};
         bool known = false;
         for (size_t i = 0; i < ARRAY_SIZE(numeric); i++)
                 known = known || strcmp(k, numeric[i]) == 0;

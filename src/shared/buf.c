@@ -129,10 +129,18 @@ int json_string(struct buf *b, const char *s, size_t n)
                         i++;
                 } else if (c < 0x20 || c == 0x7f) {
                         switch (c) {
-                        case '\n': r = buf_puts(b, "\\n"); break;
-                        case '\t': r = buf_puts(b, "\\t"); break;
-                        case '\r': r = buf_puts(b, "\\r"); break;
-                        default: r = buf_printf(b, "\\u%04x", c); break;
+                        case '\n':
+                                r = buf_puts(b, "\\n");
+                                break;
+                        case '\t':
+                                r = buf_puts(b, "\\t");
+                                break;
+                        case '\r':
+                                r = buf_puts(b, "\\r");
+                                break;
+                        default:
+                                r = buf_printf(b, "\\u%04x", c);
+                                break;
                         }
                         i++;
                 } else {

@@ -7,10 +7,10 @@
 
 const char *sbx_error_code_canonical(const char *c)
 {
-        static const char *const codes[] = {"usage",     "session_not_found", "exists",
-                                            "not_found", "ambiguous",         "not_text",
-                                            "unsupported", "limit",           "internal",
-                                            "unavailable", "paused",       "not_paused"};
+        static const char *const codes[] = {
+            "usage",     "session_not_found", "exists",      "not_found",
+            "ambiguous", "not_text",          "unsupported", "limit",
+            "internal",  "unavailable",       "paused",      "not_paused"};
         for (size_t i = 0; c && i < ARRAY_SIZE(codes); i++)
                 if (strcmp(c, codes[i]) == 0)
                         return codes[i];

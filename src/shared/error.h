@@ -35,7 +35,7 @@ struct sbx_error {
  * nonzero, ": strerror(errnum)" is appended to the message.
  */
 int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt, ...)
-        _printf_(5, 6);
+    _printf_(5, 6);
 
 /*
  * An error as it crosses a process boundary (handshake, exec reports, a command's failed step,
@@ -61,6 +61,7 @@ const char *sbx_error_code_canonical(const char *c);
 
 /* Shorthands for the common classes. */
 #define sbx_usage(e, ...) sbx_fail((e), EXIT_USAGE, "usage", 0, __VA_ARGS__)
-#define sbx_internal(e, errnum, ...) sbx_fail((e), EXIT_SBX_FAILED, "internal", (errnum), __VA_ARGS__)
+#define sbx_internal(e, errnum, ...)                                                               \
+        sbx_fail((e), EXIT_SBX_FAILED, "internal", (errnum), __VA_ARGS__)
 #define sbx_unsupported(e, errnum, ...)                                                            \
         sbx_fail((e), EXIT_UNSUPPORTED, "unsupported", (errnum), __VA_ARGS__)

@@ -25,8 +25,8 @@ int sync_send_ok_fd(int fd, int pass_fd)
         struct sync_msg m = {.ok = 1};
         char cbuf[CMSG_SPACE(sizeof(int))] = {0};
         struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                            .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
@@ -54,8 +54,8 @@ int sync_wait_fd(int fd, const char *what, int *ret_fd, struct sbx_error *e)
         struct sync_msg m;
         char cbuf[CMSG_SPACE(sizeof(int))];
         struct iovec iov = {.iov_base = &m, .iov_len = sizeof(m)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
-                            .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         if (ret_fd)
                 *ret_fd = -1;
         ssize_t n = RETRY_EINTR(recvmsg(fd, &mh, MSG_CMSG_CLOEXEC));

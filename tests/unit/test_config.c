@@ -226,8 +226,7 @@ static void test_unlimited(struct t *t)
 
         char *const unl[] = {"SBX_MEMORY=unlimited", "SBX_CPUS=unlimited", "SBX_PIDS=unlimited",
                              NULL};
-        CHECK(env(t, unl) == 0 && t->c.memory_bytes == 0 && t->c.cpus_milli == 0 &&
-              t->c.pids == 0);
+        CHECK(env(t, unl) == 0 && t->c.memory_bytes == 0 && t->c.cpus_milli == 0 && t->c.pids == 0);
         CHECK(t->c.cpus_origin == SBX_ORIGIN_ENV);
 }
 

@@ -18,14 +18,15 @@ int main(void)
         CHECK_STR(js("a\"b\\c", 5, &b), "\"a\\\"b\\\\c\"");
         CHECK_STR(js("l1\nl2\t\r", 7, &b), "\"l1\\nl2\\t\\r\"");
         CHECK_STR(js("\x01", 1, &b), "\"\\u0001\"");
-        CHECK_STR(js("h\xc3\xa9", 3, &b), "\"h\xc3\xa9\"");          /* valid UTF-8 kept */
-        CHECK_STR(js("x\xff y", 4, &b), "\"x\xef\xbf\xbd y\"");      /* invalid byte -> U+FFFD */
-        CHECK_STR(js("\xc3", 1, &b), "\"\xef\xbf\xbd\"");            /* truncated sequence */
-        CHECK_STR(js("\xed\xa0\x80", 3, &b), "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""); /* surrogate */
+        CHECK_STR(js("h\xc3\xa9", 3, &b), "\"h\xc3\xa9\"");     /* valid UTF-8 kept */
+        CHECK_STR(js("x\xff y", 4, &b), "\"x\xef\xbf\xbd y\""); /* invalid byte -> U+FFFD */
+        CHECK_STR(js("\xc3", 1, &b), "\"\xef\xbf\xbd\"");       /* truncated sequence */
+        CHECK_STR(js("\xed\xa0\x80", 3, &b),
+                  "\"\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd\""); /* surrogate */
         CHECK_STR(js("a\0b", 3, &b), "\"a\\u0000b\"");
-        CHECK_STR(js("d\x7f", 2, &b), "\"d\\u007f\"");         /* DEL */
-        CHECK_STR(js("c\xc2\x9b", 3, &b), "\"c\\u009b\"");     /* C1 CSI, same string */
-        CHECK_STR(js("\xc2\xa0", 2, &b), "\"\xc2\xa0\"");       /* U+00A0 kept */
+        CHECK_STR(js("d\x7f", 2, &b), "\"d\\u007f\"");     /* DEL */
+        CHECK_STR(js("c\xc2\x9b", 3, &b), "\"c\\u009b\""); /* C1 CSI, same string */
+        CHECK_STR(js("\xc2\xa0", 2, &b), "\"\xc2\xa0\"");  /* U+00A0 kept */
         CHECK(utf8_valid_prefix("ab\xc3\xa9\xff", 5) == 4);
         char t[21];
         format_rfc3339(0, t);

@@ -24,7 +24,7 @@ static void test_ids(void)
         CHECK(strncmp(id, "sb_", 3) == 0 && strlen(id) == 19);
 
         CHECK(session_id_valid("sb_0123456789abcdef"));
-        CHECK(session_id_valid("sb_abcdefghijklmnop")); /* base32 alphabet too */
+        CHECK(session_id_valid("sb_abcdefghijklmnop"));   /* base32 alphabet too */
         CHECK(!session_id_valid("sb_0123456789abcde"));   /* 15 */
         CHECK(!session_id_valid("sb_0123456789abcdef0")); /* 17 */
         CHECK(!session_id_valid("sb_0123456789ABCDEF"));  /* upper case */
@@ -118,16 +118,16 @@ static void test_state_rejects(void)
 {
         struct session_state s;
         const char *bad[] = {
-                "",                                                   /* empty */
-                "id=sb_0123456789abcdef\nversion=1\n",                /* version not first */
-                "version=2\nid=sb_0123456789abcdef\n",                /* future version */
-                "version=1\nid=sb_0123456789abcdef\ninit_pid=5",      /* truncated line */
-                "version=1\nid=../../etc\nsupervisor_pid=1\ninit_pid=2\n", /* bad id */
-                "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\n",   /* no init pid */
-                "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=x\ninit_pid=2\n",
-                "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\ninit_pid=2\nenv=A%00B\n",
-                "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\ninit_pid=2\nenv=A%4\n",
-                "version=1\nnoequals\n",
+            "",                                                        /* empty */
+            "id=sb_0123456789abcdef\nversion=1\n",                     /* version not first */
+            "version=2\nid=sb_0123456789abcdef\n",                     /* future version */
+            "version=1\nid=sb_0123456789abcdef\ninit_pid=5",           /* truncated line */
+            "version=1\nid=../../etc\nsupervisor_pid=1\ninit_pid=2\n", /* bad id */
+            "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\n",   /* no init pid */
+            "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=x\ninit_pid=2\n",
+            "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\ninit_pid=2\nenv=A%00B\n",
+            "version=1\nid=sb_0123456789abcdef\nsupervisor_pid=1\ninit_pid=2\nenv=A%4\n",
+            "version=1\nnoequals\n",
         };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
                 int r = session_state_parse(bad[i], strlen(bad[i]), &s);
@@ -290,9 +290,13 @@ static void test_cmds(void)
         int fd1 = -1, fd2 = -1;
         CHECK(cmd_dir_make(cmdsfd, &n1, &fd1) == 0 && n1 == 1);
         CHECK(cmd_dir_make(cmdsfd, &n2, &fd2) == 0 && n2 == 2);
-        struct cmd_state s = {.running = true, .exit_code = 137, .timed_out = true,
-                              .started_ms = 1700000000123, .ended_ms = 1700000001123,
-                              .cap = 8 << 20, .keeper = {.pid = 42, .start = 7},
+        struct cmd_state s = {.running = true,
+                              .exit_code = 137,
+                              .timed_out = true,
+                              .started_ms = 1700000000123,
+                              .ended_ms = 1700000001123,
+                              .cap = 8 << 20,
+                              .keeper = {.pid = 42, .start = 7},
                               .reaper = {.pid = 43, .start = 8}};
         snprintf(s.error, sizeof(s.error), "no\nnewline");
         CHECK(cmd_state_write(fd1, &s) == 0);

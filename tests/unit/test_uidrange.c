@@ -86,7 +86,8 @@ static void test_unmapped(void)
         struct uid_busy part = {0};
         char text[128];
         snprintf(text, sizeof(text), "0 0 1\n%u 5000 %u\n",
-                 UIDRANGE_POOL_START + UIDRANGE_SLOT_SIZE, UIDRANGE_SLOT_SIZE + UIDRANGE_SLOT_SIZE / 2);
+                 UIDRANGE_POOL_START + UIDRANGE_SLOT_SIZE,
+                 UIDRANGE_SLOT_SIZE + UIDRANGE_SLOT_SIZE / 2);
         CHECK(uid_busy_mark_unmapped(&part, text, strlen(text)) == 1);
         CHECK(uid_busy_test(&part, 0) && !uid_busy_test(&part, 1) && uid_busy_test(&part, 2));
 }

@@ -41,16 +41,16 @@ static inline void unit_put(const char *s)
                 const char *_a = (a), *_b = (b);                                                   \
                 unit_n++;                                                                          \
                 if (_a && _b && strcmp(_a, _b) == 0) {                                             \
-                        printf("ok %d - %s == \"", unit_n, #a);                                     \
+                        printf("ok %d - %s == \"", unit_n, #a);                                    \
                         unit_put(_b);                                                              \
                         puts("\"");                                                                \
                 } else {                                                                           \
                         unit_failed++;                                                             \
-                        printf("not ok %d - %s: got \"", unit_n, #a);                               \
+                        printf("not ok %d - %s: got \"", unit_n, #a);                              \
                         unit_put(_a);                                                              \
-                        fputs("\", want \"", stdout);                                               \
+                        fputs("\", want \"", stdout);                                              \
                         unit_put(_b);                                                              \
-                        printf("\" (%s:%d)\n", __FILE__, __LINE__);                                 \
+                        printf("\" (%s:%d)\n", __FILE__, __LINE__);                                \
                 }                                                                                  \
         } while (0)
 
