@@ -174,10 +174,9 @@ _noreturn_ static void reaper_main(struct exec_fds *f, struct exec_spec *spec,
         /* The caller's stdio never stays in a process the session can see. */
         for (int i = 0; i < 3; i++)
                 (void)dup2(f->null, i);
-        sigset_t set;
         struct join_reaper j = {.spec = spec, .cx = cx, .ns = ns, .in_init_cgroup = in_init_cgroup};
         struct reaper_plan p = {.status = f->status[1],
-                                .sigfd = reaper_become(&set),
+                                .sigfd = reaper_become(),
                                 .out = f->out[0],
                                 .err = f->err[0],
                                 .pty = f->pty_master,

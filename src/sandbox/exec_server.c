@@ -128,13 +128,12 @@ static void serve(int conn, int init_sigfd)
                 _exit(EXIT_SBX_FAILED);
         }
         /* pid 1 reaps every orphan already, and keeps its name */
-        sigset_t set;
         struct exec_spec spec;
         exec_spec_from_wire(&w, null, slave, &spec);
         spec.confined = true; /* uid, capabilities and the filter: the init's own */
         spec.enter_cgroups = cmd_cgroups;
         struct reaper_plan p = {.status = conn,
-                                .sigfd = init_sigfd >= 0 ? init_sigfd : reaper_become(&set),
+                                .sigfd = init_sigfd >= 0 ? init_sigfd : reaper_become(),
                                 .out = w.fds[WIRE_OUT_R],
                                 .err = w.fds[WIRE_ERR_R],
                                 .pty = master,

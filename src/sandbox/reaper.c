@@ -148,14 +148,21 @@ static void reaper_hello(int status_fd, bool retry)
                 _exit(EXIT_SBX_FAILED);
 }
 
-int reaper_become(sigset_t *set)
+/* What B blocks and C unblocks: one definition for both. The init blocks the same. */
+static void blocked_set(sigset_t *set)
+{
+        sigemptyset(set);
+        sigaddset(set, SIGCHLD);
+}
+
+int reaper_become(void)
 {
         proctitle_hide("sbx-reaper");
         (void)prctl(PR_SET_CHILD_SUBREAPER, 1);
-        sigemptyset(set);
-        sigaddset(set, SIGCHLD);
-        sigprocmask(SIG_BLOCK, set, NULL);
-        return signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+        sigset_t set;
+        blocked_set(&set);
+        sigprocmask(SIG_BLOCK, &set, NULL);
+        return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
 /* Report C's start (or its failed step) and end, then leave with the command's tree. */
@@ -229,8 +236,7 @@ void reaper_start(const struct reaper_plan *p)
         pid_t c = p->fork_command(p->ctx);
         if (c == 0) {
                 sigset_t set;
-                sigemptyset(&set);
-                sigaddset(&set, SIGCHLD);
+                blocked_set(&set);
                 sigprocmask(SIG_UNBLOCK, &set, NULL);
                 close(errp[0]);
                 p->run_command(p->ctx, errp[1]);

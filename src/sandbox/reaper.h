@@ -25,10 +25,10 @@ struct exec_report {
 };
 
 /*
- * Become B: name, child subreaper, SIGCHLD blocked (set returns it, for C to unblock) and
- * delivered through the returned signalfd. -1 on error.
+ * Become B: name, child subreaper, SIGCHLD blocked (reaper_start's C unblocks the same set)
+ * and delivered through the returned signalfd. -1 on error.
  */
-int reaper_become(sigset_t *set);
+int reaper_become(void);
 
 /*
  * How a B starts C: what differs between the server's B (forked by the init, which has the
