@@ -135,6 +135,25 @@ rt_listing() {
         [ "$(rt_listing)" != absent ]
 }
 
+@test "a runtime directory that is a symlink, a file or cannot be made: exit 4, one line, nothing made" {
+        local real=$BATS_TEST_TMPDIR/real
+        mkdir -m 0700 "$real"
+        ln -s "$real" "$BATS_TEST_TMPDIR/link"
+        : >"$BATS_TEST_TMPDIR/file"
+        SBX_RUNTIME_DIR=$BATS_TEST_TMPDIR/link sbx_expect 4 exec sb_0123456789abcdef true
+        [[ $stderr == *"it must be a directory, not a symlink"* ]] || fail "$stderr"
+        SBX_RUNTIME_DIR=$BATS_TEST_TMPDIR/file sbx_expect 4 ls sb_0123456789abcdef
+        [[ $stderr == *"it must be a directory"* ]] || fail "$stderr"
+        SBX_RUNTIME_DIR=$BATS_TEST_TMPDIR/none/rt sbx_expect 4 exec sb_0123456789abcdef true
+        [[ $stderr == *"failed to create runtime directory"*"set SBX_RUNTIME_DIR"* ]] ||
+                fail "$stderr"
+        [ "$(wc -l <<<"$stderr")" -eq 1 ] || fail "not one line: $stderr"
+        [ ! -e "$BATS_TEST_TMPDIR/none" ] && [ -z "$(ls -A "$real")" ] || fail "made something"
+        # positive control: the directory itself is used (and so gets names/)
+        SBX_RUNTIME_DIR=$real sbx_expect 3 exec sb_0123456789abcdef true
+        [ -d "$real/names" ] || fail "the real runtime dir was not used"
+}
+
 @test "--mount of the runtime directory, above or inside it, or of the image store: exit 2, nothing made" {
         export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store
         mkdir -m 0700 "$SBX_RUNTIME_DIR" "$SBX_IMAGE_STORE" "$SBX_RUNTIME_DIR/inside"

@@ -20,13 +20,14 @@
 struct run_target {
         const int *ns;
         const struct session_state *st;
+        const struct cgroup_session *cg;
 };
 
 static int run_target_exec(void *ctx, const struct exec_request *rq, struct exec_result *res,
                            struct sbx_error *e)
 {
         const struct run_target *t = ctx;
-        return exec_join(t->ns, t->st, rq, res, e);
+        return exec_join(t->ns, t->st, t->cg, rq, res, e);
 }
 
 /* With an [audit] dir, a `run` leaves a log like a session's (create, exec, end). */
@@ -138,7 +139,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         bool window_open = r == 0 && window && window[0];
         if (window_open)
                 provision_window_audit(auditfd, st.id, "provision_open", window);
-        struct run_target t = {.ns = p.ns, .st = &st};
+        struct run_target t = {.ns = p.ns, .st = &st, .cg = &cg};
         if (r == 0 && provision)
                 r = provision_session(c, run_target_exec, &t, NULL, e);
         if (window_open) /* the command itself gets the session's own network only */
@@ -153,7 +154,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                     : served ? exec_handoff(TAKE_FD(chan), &st, &cx, rq, res, e)
                              : EXEC_NOT_STARTED;
                 if (r == EXEC_NOT_STARTED)
-                        r = exec_join(p.ns, &st, rq, res, e);
+                        r = exec_join(p.ns, &st, &cg, rq, res, e);
                 audit_write_exec(auditfd, &st, rq, res, start, r, e);
                 /* the proxy's end during the command, before session_kill ends it */
                 (void)audit_proxy_exited(auditfd, st.id, &p.proxy);

@@ -230,9 +230,11 @@ struct cgroup_exec {
 /*
  * Before joining the session's namespaces (the files are opened with the caller's host
  * credentials and cgroup namespace, which is what the kernel checks on the later write): make
- * the exec's leaf (v2, memory.oom.group=1) and open the cgroup.procs files.
+ * the exec's leaf (v2, memory.oom.group=1) and open the cgroup.procs files. cs: the session's
+ * cgroups as looked up once by the caller (cgroup_session_from_state), checked against st.
  */
-int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e);
+int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_session *cs,
+                        struct cgroup_exec *x, struct sbx_error *e);
 /*
  * Whether an exec may go through the session init's server (sandbox/exec_server.c): every
  * session but one whose v2 cgroup limits memory. On v1 the init and its reapers are in

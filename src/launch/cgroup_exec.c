@@ -51,33 +51,31 @@ static bool session_limits_memory(int session_fd)
                cg_has_word(list, "memory");
 }
 
-int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, struct sbx_error *e)
+int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_session *cs,
+                        struct cgroup_exec *x, struct sbx_error *e)
 {
-        _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;
         const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
-        if (cgroup_session_from_state(st, &cs) < 0)
-                return sbx_internal(e, ENOMEM, "out of memory");
         /* A recorded cgroup that is gone or not a cgroup: never run the command unlimited. */
-        if ((st->cgroup && !cs.v2[0]) || (v1[0] && !cs.v1[0][0]) || (v1[1] && !cs.v1[1][0]) ||
-            (v1[2] && !cs.v1[2][0]))
+        if ((st->cgroup && !cs->v2[0]) || (v1[0] && !cs->v1[0][0]) || (v1[1] && !cs->v1[1][0]) ||
+            (v1[2] && !cs->v1[2][0]))
                 return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
         int r = 0;
         char init[PATH_MAX], leaf[PATH_MAX], why[300];
         /* a session in a delegated systemd scope: its cgroups can only be entered from there */
-        if (cs.v2[0] && (r = cg_delegate_enter_session(cs.v2, why, sizeof(why))) < 0)
+        if (cs->v2[0] && (r = cg_delegate_enter_session(cs->v2, why, sizeof(why))) < 0)
                 return sbx_unsupported(e, 0, "cannot enter the cgroups of session '%s': %s", st->id,
                                        why);
-        if (cs.v2[0]) {
-                r = cg_path(init, sizeof(init), cs.v2, "init");
+        if (cs->v2[0]) {
+                r = cg_path(init, sizeof(init), cs->v2, "init");
                 if (r == 0)
                         r = open_procs(init, "cgroup.procs", &x->init_procs, e);
                 if (r == 0)
                         r = open_dir(init, &x->init_fd, e);
                 if (r == 0)
-                        r = open_dir(cs.v2, &x->session_fd, e);
+                        r = open_dir(cs->v2, &x->session_fd, e);
                 if (r == 0 && session_limits_memory(x->session_fd)) {
-                        r = cg_v2_exec_leaf(cs.v2, x->leaf_name, sizeof(x->leaf_name), e);
-                        if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs.v2, x->leaf_name)) == 0)
+                        r = cg_v2_exec_leaf(cs->v2, x->leaf_name, sizeof(x->leaf_name), e);
+                        if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs->v2, x->leaf_name)) == 0)
                                 r = open_dir(leaf, &x->leaf_fd, e);
                         if (r == 0)
                                 r = open_procs(leaf, "cgroup.procs", &x->leaf_procs, e);
@@ -92,14 +90,14 @@ int cgroup_exec_prepare(const struct session_state *st, struct cgroup_exec *x, s
         for (int k = 0; r == 0 && k < CG_NCTRL; k++) {
                 bool dup = false;
                 for (int j = 0; j < k; j++)
-                        dup |= cs.v1[j][0] && strcmp(cs.v1[j], cs.v1[k]) == 0;
-                if (cs.v1[k][0] && !dup)
-                        r = open_procs(cs.v1[k], "tasks", &x->v1_tasks[k], e);
+                        dup |= cs->v1[j][0] && strcmp(cs->v1[j], cs->v1[k]) == 0;
+                if (cs->v1[k][0] && !dup)
+                        r = open_procs(cs->v1[k], "tasks", &x->v1_tasks[k], e);
         }
-        if (r == 0 && cs.v1_freezer[0])
-                r = open_procs(cs.v1_freezer, "tasks", &x->v1_freezer_tasks, e);
-        if (r == 0 && cs.v1[CG_MEMORY][0] &&
-            (r = open_dir(cs.v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
+        if (r == 0 && cs->v1_freezer[0])
+                r = open_procs(cs->v1_freezer, "tasks", &x->v1_freezer_tasks, e);
+        if (r == 0 && cs->v1[CG_MEMORY][0] &&
+            (r = open_dir(cs->v1[CG_MEMORY], &x->v1_memory_fd, e)) == 0)
                 x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
         if (r < 0)
                 (void)cgroup_exec_finish(x);

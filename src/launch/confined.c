@@ -123,7 +123,7 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
         /* The helper is limited like a command: it enters the session's cgroups (opened here,
          * before any setns, as for exec). */
         struct cgroup_exec cx = CGROUP_EXEC_INIT;
-        if ((r = cgroup_exec_prepare(&s.st, &cx, e)) < 0) {
+        if ((r = cgroup_exec_prepare(&s.st, &s.cg, &cx, e)) < 0) {
                 session_ref_close(&s);
                 return r;
         }

@@ -21,10 +21,10 @@ int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *
         if (r < 0)
                 return r;
         char id[SESSION_ID_LEN + 1];
-        if ((r = runtime_resolve(rtfd, id_or_name, id, e)) < 0)
-                return r;
-        _cleanup_close_ int sessfd = runtime_open_session(rtfd, id);
-        _cleanup_close_ int ctl = sessfd >= 0 ? control_connect(sessfd, e) : -1;
+        _cleanup_close_ int sessfd = runtime_resolve_open(rtfd, id_or_name, id, e);
+        if (sessfd < 0)
+                return sessfd;
+        _cleanup_close_ int ctl = control_connect(sessfd, e);
         if (ctl < 0) {
                 e->exit_code = 0; /* a supervisor that is gone: the session has ended */
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",

@@ -97,7 +97,7 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq, struc
                 if (r == 0)
                         r = exec_handoff(TAKE_FD(s.server), &s.st, &cx, rq, res, e);
                 if (r == EXEC_NOT_STARTED && (r = session_ref_join(&s, id_or_name, e)) == 0)
-                        r = exec_join(s.ns, &s.st, rq, res, e);
+                        r = exec_join(s.ns, &s.st, &s.cg, rq, res, e);
                 audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);
         }
         /* exec's own exit codes are the command's: sbx's refusals are 125 */

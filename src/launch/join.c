@@ -102,6 +102,15 @@ static void cgroup_failed(struct sbx_error *ce, int err)
                  "failed to move the command into the session's cgroup");
 }
 
+/* B or C joins the session's cgroup namespace, where every process of the session lives. */
+static int join_cgroup_ns(const int *ns, struct sbx_error *e)
+{
+        int r = session_ns_join_cgroup(ns);
+        return r < 0 ? sbx_fail(e, EXIT_SBX_FAILED, "internal", -r,
+                                "failed to join the session's cgroup namespace")
+                     : 0;
+}
+
 /* What B of a joined exec needs to start C and settle itself (struct reaper_plan's ctx). */
 struct join_reaper {
         struct exec_spec *spec;
@@ -126,11 +135,8 @@ _noreturn_ static void join_run_command(void *ctx, int errw)
         int cr;
         if (j->c_in_leaf)
                 closep(&j->cx->leaf_procs);
-        if ((cr = session_ns_join_cgroup(j->ns)) < 0) {
-                sbx_fail(&ce, EXIT_SBX_FAILED, "internal", -cr,
-                         "failed to join the session's cgroup namespace");
+        if (join_cgroup_ns(j->ns, &ce) < 0)
                 exec_child_fail(errw, &ce);
-        }
         if ((cr = cgroup_exec_enter_command(j->cx)) < 0) {
                 cgroup_failed(&ce, -cr);
                 exec_child_fail(errw, &ce);
@@ -147,10 +153,7 @@ static int join_enter(void *ctx, struct sbx_error *e)
         if (j->in_init_cgroup)
                 closep(&j->cx->init_procs);
         (void)cgroup_exec_enter_reaper(j->cx);
-        int r = session_ns_join_cgroup(j->ns);
-        return r < 0 ? sbx_fail(e, EXIT_SBX_FAILED, "internal", -r,
-                                "failed to join the session's cgroup namespace")
-                     : 0;
+        return join_cgroup_ns(j->ns, e);
 }
 
 /* B enters the session too: only CAP_KILL, and the session's filter like every other process. */
@@ -299,7 +302,8 @@ char **exec_env(const struct exec_request *rq, const struct session_state *st)
 }
 
 int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
-              const struct exec_request *rq, struct exec_result *res, struct sbx_error *e)
+              const struct cgroup_session *cs, const struct exec_request *rq,
+              struct exec_result *res, struct sbx_error *e)
 {
         struct exec_fds f = EXEC_FDS_INIT;
         struct cgroup_exec cx = CGROUP_EXEC_INIT;
@@ -309,7 +313,7 @@ int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
         int r = env ? exec_host_pipes(rq, &f, e) : sbx_internal(e, ENOMEM, "out of memory");
         /* Opened with our host credentials, before setns: what the kernel checks on write. */
         if (r == 0)
-                r = cgroup_exec_prepare(st, &cx, e);
+                r = cgroup_exec_prepare(st, cs, &cx, e);
         if (r == 0)
                 r = join_namespaces(ns, e);
         if (r == 0)

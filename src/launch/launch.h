@@ -241,9 +241,10 @@ static inline void exec_pending_freep(struct exec_pending **p)
         exec_pending_free(*p);
 }
 
-/* Join the session with namespaces ns and state st, and run rq in it. */
+/* Join the session with namespaces ns, state st and cgroups cs, and run rq in it. */
 int exec_join(const int ns[SESSION_NS_COUNT], const struct session_state *st,
-              const struct exec_request *rq, struct exec_result *res, struct sbx_error *e);
+              const struct cgroup_session *cs, const struct exec_request *rq,
+              struct exec_result *res, struct sbx_error *e);
 
 /* The "exec" record of the audit log (fd < 0: none). r and e: exec_join's outcome. */
 void audit_write_exec(int fd, const struct session_state *st, const struct exec_request *rq,

@@ -42,18 +42,27 @@ int runtime_open(int *ret_fd, struct sbx_error *e)
         if (path[0] != '/')
                 return sbx_usage(e, "SBX_RUNTIME_DIR '%s' must be an absolute path", path);
 
-        if (mkdir(path, 0700) < 0 && errno != EEXIST)
-                return sbx_unsupported(e, 0,
-                                       "failed to create runtime directory '%s': %s; set "
-                                       "SBX_RUNTIME_DIR to a directory you can write",
-                                       path, strerror(errno));
-
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        /* made on first use only: every exec passes here */
+        const int flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+        _cleanup_close_ int fd = open(path, flags);
+        if (fd < 0 && errno == ENOENT) {
+                if (mkdir(path, 0700) < 0 && errno != EEXIST)
+                        return sbx_unsupported(e, 0,
+                                               "failed to create runtime directory '%s': %s; set "
+                                               "SBX_RUNTIME_DIR to a directory you can write",
+                                               path, strerror(errno));
+                fd = open(path, flags);
+        }
+        if (fd < 0 && (errno == ELOOP || errno == ENOTDIR))
                 return sbx_unsupported(e, errno,
                                        "failed to open runtime directory '%s' (it must be a "
                                        "directory, not a symlink)",
                                        path);
+        if (fd < 0)
+                return sbx_unsupported(e, 0,
+                                       "failed to open runtime directory '%s': %s; set "
+                                       "SBX_RUNTIME_DIR to a directory you can write",
+                                       path, strerror(errno));
         struct stat st;
         if (fstat(fd, &st) < 0)
                 return sbx_unsupported(e, errno, "failed to stat runtime directory '%s'", path);
@@ -101,6 +110,16 @@ int runtime_check_ref(const char *id_or_name, struct sbx_error *e)
 int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID_LEN + 1],
                     struct sbx_error *e)
 {
+        int fd = runtime_resolve_open(rtfd, id_or_name, out, e);
+        if (fd < 0)
+                return fd;
+        close(fd);
+        return 0;
+}
+
+int runtime_resolve_open(int rtfd, const char *id_or_name, char out[static SESSION_ID_LEN + 1],
+                         struct sbx_error *e)
+{
         char target[64];
 
         if (runtime_check_ref(id_or_name, e) < 0)
@@ -119,10 +138,8 @@ int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID
                 memcpy(out, target, SESSION_ID_LEN + 1);
         }
 
-        _cleanup_close_ int fd = runtime_open_session(rtfd, out);
-        if (fd < 0)
-                return no_such_session(e, id_or_name);
-        return 0;
+        int fd = runtime_open_session(rtfd, out);
+        return fd < 0 ? no_such_session(e, id_or_name) : fd;
 }
 
 int runtime_try_lock(int sessfd)

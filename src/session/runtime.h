@@ -22,17 +22,21 @@ int runtime_open(int *ret_fd, struct sbx_error *e);
 int runtime_dir_path(char *out, size_t n);
 
 /*
- * Turn a user-given ID or name into a session id (out), checking syntax before anything
- * touches the filesystem and following names/<name>. Exit 3 "no such session" when it is
- * neither a valid id nor a known name, or the session directory does not exist.
- */
-/*
  * The syntax check of runtime_resolve alone (exit 3 when id_or_name is neither an id nor a
  * name): callers run it before runtime_open, so a bad argument creates nothing.
  */
 int runtime_check_ref(const char *id_or_name, struct sbx_error *e);
+
+/*
+ * Turn a user-given ID or name into a session id (out), checking syntax before anything
+ * touches the filesystem and following names/<name>. Exit 3 "no such session" when it is
+ * neither a valid id nor a known name, or the session directory does not exist.
+ */
 int runtime_resolve(int rtfd, const char *id_or_name, char out[static SESSION_ID_LEN + 1],
                     struct sbx_error *e);
+/* The same, returning the session directory it found open (O_DIRECTORY|O_NOFOLLOW), or < 0. */
+int runtime_resolve_open(int rtfd, const char *id_or_name, char out[static SESSION_ID_LEN + 1],
+                         struct sbx_error *e);
 
 /* Open $RT/<id> (O_DIRECTORY|O_NOFOLLOW). -ENOENT when it is gone. */
 int runtime_open_session(int rtfd, const char *id);
