@@ -266,6 +266,30 @@ host_has_sleep() {
         wait_until 10 test ! -e "$SBX_RUNTIME_DIR/$sid" || fail "the session did not expire afterwards"
 }
 
+@test "TTL expiry waits for every exec; one renewed after it ran out keeps the session" {
+        new_session --ttl 2s
+        local a=$sid
+        "$SBX" exec "$a" sleep 4 >/dev/null 2>&1 &
+        local p=$!
+        sleep 3 # the TTL has run out; the exec holds the session
+        sbx_ok exec "$a" echo still
+        [ "$output" = still ] || fail "got '$output'"
+        sbx_ok connect --ttl 1m "$a"
+        wait "$p" || fail "the first exec failed"
+        sleep 1 # past the 50 ms in which an expired session looks again
+        sbx_ok exec "$a" true
+        # positive control: without the renewal the session ends with its exec
+        new_session --ttl 2s
+        "$SBX" exec "$sid" sleep 4 >/dev/null 2>&1 &
+        p=$!
+        sleep 3
+        [ -d "$SBX_RUNTIME_DIR/$sid" ] || fail "it ended while its exec ran"
+        wait "$p" || fail "the exec failed"
+        wait_until 5 test ! -e "$SBX_RUNTIME_DIR/$sid" || fail "the session did not expire afterwards"
+        sbx_expect 3 exec "$sid" true
+        sbx_ok destroy "$a"
+}
+
 @test "--ttl 0 does not expire" {
         new_session --ttl 0
         sleep 2

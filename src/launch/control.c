@@ -11,8 +11,7 @@
 #include "shared/macros.h"
 #include "launch.h"
 
-int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *ret_ctl,
-                 struct sbx_error *e)
+int control_session_dir(const char *id_or_name, struct sbx_error *e)
 {
         _cleanup_close_ int rtfd = -1;
         int r = runtime_check_ref(id_or_name, e);
@@ -21,15 +20,28 @@ int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *
         if (r < 0)
                 return r;
         char id[SESSION_ID_LEN + 1];
-        _cleanup_close_ int sessfd = runtime_resolve_open(rtfd, id_or_name, id, e);
+        return runtime_resolve_open(rtfd, id_or_name, id, e);
+}
+
+int control_connect_live(int sessfd, const char *id_or_name, struct sbx_error *e)
+{
+        int ctl = control_connect(sessfd, e);
+        if (ctl >= 0)
+                return ctl;
+        e->exit_code = 0; /* a supervisor that is gone: the session has ended */
+        return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
+                        id_or_name);
+}
+
+int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *ret_ctl,
+                 struct sbx_error *e)
+{
+        _cleanup_close_ int sessfd = control_session_dir(id_or_name, e);
         if (sessfd < 0)
                 return sessfd;
-        _cleanup_close_ int ctl = control_connect(sessfd, e);
-        if (ctl < 0) {
-                e->exit_code = 0; /* a supervisor that is gone: the session has ended */
-                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
-                                id_or_name);
-        }
+        _cleanup_close_ int ctl = control_connect_live(sessfd, id_or_name, e);
+        if (ctl < 0)
+                return ctl;
         struct timeval tv = {.tv_sec = timeout_sec};
         if (timeout_sec) /* not on exec's path, which waits as long as its command runs */
                 (void)setsockopt(ctl, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../session/audit.h"
+#include "../session/hold.h"
 #include "../session/runtime.h"
 #include "shared/macros.h"
 #include "cgroup.h"
@@ -18,6 +19,8 @@
 
 void session_ref_close(struct session_ref *s)
 {
+        closep(&s->sessfd);
+        closep(&s->hold);
         closep(&s->ctl);
         closep(&s->pidfd);
         closep(&s->auditfd);
@@ -45,6 +48,8 @@ int session_ref_join(struct session_ref *s, const char *id_or_name, struct sbx_e
         char reply[64];
         int fds[1 + SESSION_NS_COUNT];
         unsigned mask = 0;
+        if (s->ctl < 0 && (s->ctl = control_connect_live(s->sessfd, id_or_name, e)) < 0)
+                return s->ctl;
         int r = control_call(s->ctl, "EXEC", reply, sizeof(reply), fds, ARRAY_SIZE(fds));
         s->pidfd = fds[0];
         if (r == 0 && sscanf(reply, "OK %u", &mask) == 1)
@@ -57,14 +62,34 @@ int session_ref_join(struct session_ref *s, const char *id_or_name, struct sbx_e
         return 0;
 }
 
+/*
+ * Hold the session for an exec through its server: HOLDS_FILE, or (a session made by an sbx
+ * without it) a HOLD on ctl, not waiting for an answer. Then the init accepting is the
+ * liveness proof. < 0 when the session is ending.
+ */
+static int hold(struct session_ref *s, const char *id_or_name, struct sbx_error *e)
+{
+        s->hold = session_hold_take(s->sessfd);
+        if (s->hold >= 0)
+                return 0;
+        if (s->hold == -EWOULDBLOCK)
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
+                                "no such session '%s' (it is ending)", id_or_name);
+        if (s->hold != -ENOENT)
+                return sbx_internal(e, -s->hold, "failed to hold session '%s'", id_or_name);
+        if ((s->ctl = control_connect_live(s->sessfd, id_or_name, e)) < 0)
+                return s->ctl;
+        (void)RETRY_EINTR(send(s->ctl, "HOLD", 4, MSG_NOSIGNAL));
+        return 0;
+}
+
 int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_server,
                      struct sbx_error *e)
 {
-        _cleanup_close_ int sessfd = -1;
-        int r = control_open(id_or_name, 0, &sessfd, &s->ctl, e);
+        int r = s->sessfd = control_session_dir(id_or_name, e);
         if (r < 0)
                 return r;
-        r = session_state_read(sessfd, &s->st);
+        r = session_state_read(s->sessfd, &s->st);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
         if (cgroup_session_from_state(&s->st, &s->cg) < 0)
@@ -74,14 +99,14 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
                 return sbx_fail(e, EXIT_FAILED, "paused", 0,
                                 "session '%s' is paused: 'sbx resume %s' first", id_or_name,
                                 id_or_name);
-        /* The init accepting is the liveness proof here. HOLD only keeps the TTL from ending
-         * the session while the command runs; its answer is not awaited. */
-        if (via_server && cgroup_server_ok(&s->cg) && (s->server = server_connect(sessfd)) >= 0 &&
-            RETRY_EINTR(send(s->ctl, "HOLD", 4, MSG_NOSIGNAL)) < 0)
-                closep(&s->server);
+        if (via_server && cgroup_server_ok(&s->cg)) {
+                if ((r = hold(s, id_or_name, e)) < 0)
+                        return r;
+                s->server = server_connect(s->sessfd);
+        }
         if (s->server < 0 && (r = session_ref_join(s, id_or_name, e)) < 0)
                 return r;
-        s->auditfd = audit_open(sessfd, &s->st);
+        s->auditfd = audit_open(s->sessfd, &s->st);
         return 0;
 }
 

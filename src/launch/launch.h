@@ -169,6 +169,10 @@ int control_connect(int sessfd, struct sbx_error *e);
  */
 int control_open(const char *id_or_name, int timeout_sec, int *ret_sessfd, int *ret_ctl,
                  struct sbx_error *e);
+/* control_open's two halves: the session's directory (an fd), and its supervisor (exit 3 when
+ * it has gone). */
+int control_session_dir(const char *id_or_name, struct sbx_error *e);
+int control_connect_live(int sessfd, const char *id_or_name, struct sbx_error *e);
 /* Send req, receive the reply text (NUL-terminated) and up to max_fds passed fds (the rest -1). */
 int control_call(int fd, const char *req, char *reply, size_t n, int *ret_fds, size_t max_fds);
 

@@ -8,8 +8,10 @@
 
 /* A live session held for the duration of one command (marks it busy for the TTL). */
 struct session_ref {
-        int ctl;   /* connection to the supervisor, kept open while we work */
-        int pidfd; /* the session init */
+        int sessfd; /* its runtime directory */
+        int hold;   /* a shared lock on its HOLDS_FILE (the server path), or -1 */
+        int ctl;    /* connection to the supervisor (the join path), kept open while we work */
+        int pidfd;  /* the session init */
         int ns[SESSION_NS_COUNT];
         int auditfd; /* the session's audit log, -1 when it cannot be opened */
         int server;  /* connection to the init's exec server, -1 when there is none */
@@ -18,14 +20,15 @@ struct session_ref {
 };
 #define SESSION_REF_INIT                                                                           \
         {                                                                                          \
-                .ctl = -1, .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .auditfd = -1,         \
-                .server = -1, .cg = CGROUP_SESSION_INIT                                            \
+                .sessfd = -1, .hold = -1, .ctl = -1, .pidfd = -1,                                  \
+                .ns = {-1, -1, -1, -1, -1, -1, -1}, .auditfd = -1, .server = -1,                   \
+                .cg = CGROUP_SESSION_INIT                                                          \
         }
 
 /*
- * Find the session and hold it. via_server: connect to the init's exec server when it answers,
- * and only tell the supervisor that an exec runs; otherwise (or when it does not answer) get
- * the init's pidfd and namespaces from the supervisor, as session_ref_join() does.
+ * Find the session and hold it. via_server: hold its HOLDS_FILE and connect to the init's exec
+ * server when it answers (no word to the supervisor); otherwise (or when it does not answer)
+ * get the init's pidfd and namespaces from the supervisor, as session_ref_join() does.
  */
 int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_server,
                      struct sbx_error *e);

@@ -20,6 +20,7 @@
 #include "../net/proxy.h"
 #include "../ops/layerdiff.h"
 #include "../session/audit.h"
+#include "../session/hold.h"
 #include "../session/runtime.h"
 #include "shared/macros.h"
 #include "shared/sync.h"
@@ -42,7 +43,9 @@ struct supervisor {
         int creator;                 /* the handshake with `create` until #4, then -1 */
         int auditfd;                 /* the session's audit log (O_APPEND) */
         char *audit_path;            /* when [audit] dir is set; borrowed by st */
-        int busy;                    /* exec connections open */
+        int busy;                    /* exec connections open (EXEC, and HOLD of old clients) */
+        int holdfd;                  /* HOLDS_FILE: the execs through the init's server */
+        bool holds_ended;            /* its exclusive lock is ours: no exec can hold any more */
         bool expiry_pending;         /* the TTL ran out while execs were running */
         bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
         bool client[MAX_CLIENTS];    /* indexed by fd: an accepted ctl connection */
@@ -164,6 +167,8 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         snapshot_base(s);
         if ((r = listen_ctl(s, e)) < 0)
                 return r;
+        if ((s->holdfd = session_holds_create(s->sessfd)) < 0)
+                return sbx_internal(e, -s->holdfd, "failed to create the session's hold file");
         if ((r = open_audit(s, e)) < 0)
                 return r;
         s->st.init_pid = s->init.pid;
@@ -264,6 +269,15 @@ static void send_session_fds(struct supervisor *s, int fd)
         send_reply_fds(fd, text, fds, n);
 }
 
+/*
+ * Once the TTL ran out: whether execs still run, through ctl (the join path) or holding
+ * HOLDS_FILE (the server path). When neither, no exec can hold the session any more.
+ */
+static bool execs_running(struct supervisor *s)
+{
+        return session_holds_end(s->holdfd, &s->holds_ended) || s->busy > 0;
+}
+
 static void close_client(struct supervisor *s, int fd)
 {
         if (fd < MAX_CLIENTS)
@@ -274,7 +288,7 @@ static void close_client(struct supervisor *s, int fd)
                 s->busy--;
         }
         close(fd);
-        if (s->busy == 0 && s->expiry_pending)
+        if (s->expiry_pending && !execs_running(s))
                 end_session(s, "expired", "the TTL ran out while commands were running");
 }
 
@@ -324,7 +338,8 @@ static void handle_request(struct supervisor *s, int fd)
         char reply[128];
 
         if (strcmp(req, "EXEC") == 0 || strcmp(req, "HOLD") == 0) {
-                /* HOLD: an exec through the init's own server, which needs no fds of ours */
+                /* HOLD: an exec through the init's own server by an sbx from before
+                 * HOLDS_FILE, which needs no fds of ours */
                 if (fd < MAX_CLIENTS && !s->exec_conn[fd]) {
                         s->exec_conn[fd] = true;
                         s->busy++;
@@ -335,6 +350,9 @@ static void handle_request(struct supervisor *s, int fd)
                 send_reply(fd, "OK");
         } else if (sscanf(req, "RENEW %llu", &ttl) == 1) {
                 (void)arm_ttl(s, (uint64_t)ttl);
+                /* renewed after it ran out, while commands still run: it goes on */
+                s->expiry_pending = false;
+                session_holds_reopen(s->holdfd, &s->holds_ended);
                 (void)session_state_write(s->sessfd, &s->st);
                 snprintf(reply, sizeof(reply), "OK %lld %llu", (long long)s->st.expires_at,
                          (unsigned long long)s->st.ttl_sec);
@@ -353,8 +371,10 @@ static void handle_request(struct supervisor *s, int fd)
                 else
                         send_reply(fd, "ERR none");
         } else if (strcmp(req, "BUSY") == 0) {
-                /* `sbx commit`: how many execs and file commands are running now */
-                snprintf(reply, sizeof(reply), "OK %d", s->busy);
+                /* `sbx commit`: how many execs and file commands are running now (the
+                 * server's execs count as one: their locks tell only that there are some) */
+                snprintf(reply, sizeof(reply), "OK %d",
+                         s->busy + session_holds_peek(s->holdfd, s->holds_ended));
                 send_reply(fd, reply);
         } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
                 handle_pause(s, fd, req[0] == 'P');
@@ -424,6 +444,18 @@ static void creator_answer(struct supervisor *s)
         }
 }
 
+/*
+ * The TTL ran out while execs run: those holding HOLDS_FILE end without a word to us, so look
+ * again every 50 ms (the connections of the others wake us when they close).
+ */
+static void look_again_soon(struct supervisor *s)
+{
+        if (s->holds_ended)
+                return;
+        struct itimerspec its = {.it_value = {.tv_nsec = 50 * 1000 * 1000}};
+        (void)timerfd_settime(s->timerfd, 0, &its, NULL);
+}
+
 _noreturn_ static void event_loop(struct supervisor *s)
 {
         stack_release_below(); /* what setting the session up dirtied: idle from here */
@@ -447,9 +479,10 @@ _noreturn_ static void event_loop(struct supervisor *s)
                                 if (s->st.ttl_sec == 0)
                                         continue;
                                 take_waiting_requests(s);
-                                if (s->busy == 0)
+                                if (!execs_running(s))
                                         end_session(s, "expired", NULL);
                                 s->expiry_pending = true;
+                                look_again_soon(s);
                         } else if (fd == s->creator) {
                                 creator_answer(s);
                         } else if (fd == s->listenfd) {
@@ -506,6 +539,7 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
                                .sessfd = sessfd,
                                .init = SESSION_PROC_INIT,
                                .listenfd = -1,
+                               .holdfd = -1,
                                .creator = -1,
                                .auditfd = -1};
         struct sbx_error e = {0};
