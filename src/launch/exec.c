@@ -90,6 +90,9 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
         if (r < 0)
                 return r;
         r = session_state_read(s->sessfd, &s->st);
+        if (r == -ENOENT) /* still being made (its supervisor writes it before it answers) */
+                return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0, "no such session '%s'",
+                                id_or_name);
         if (r < 0)
                 return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
         if (cgroup_session_from_state(&s->st, &s->cg) < 0)
