@@ -70,13 +70,18 @@ expect_error() {
         ex GET '/files/info?path=/workspace/new/deep/a.txt'
         json '.["/workspace/new/deep/a.txt"] | .mode == 640 and .size == 15 and .type == "file"
                 and .path == "/workspace/new/deep/a.txt"' >/dev/null || fail "info: $output"
-        # a range, an open range, a suffix, and one past the end
+        # a range, an open range, a suffix, one past the end, malformed ones
         ex GET '/files/download?path=/workspace/new/deep/a.txt' -H 'Range: bytes=8-13'
         [ "$code" = 206 ] && [ "$output" = longer ] || fail "range: $code $output"
         grep -qi '^content-range: bytes 8-13/15' "$hdrs" || fail "Content-Range: $(cat "$hdrs")"
         ex GET '/files/download?path=/workspace/new/deep/a.txt' -H 'Range: bytes=-7'
         [ "$code" = 206 ] && [ "$output" = longer ] || fail "suffix range: $code $output"
         ex GET '/files/download?path=/workspace/new/deep/a.txt' -H 'Range: bytes=99-'
+        expect_error 416 UNKNOWN
+        # a sign or a space is no number: "-7" once read as 2^64 - 7, the whole file
+        ex GET '/files/download?path=/workspace/new/deep/a.txt' -H 'Range: bytes=--7'
+        expect_error 416 UNKNOWN
+        ex GET '/files/download?path=/workspace/new/deep/a.txt' -H 'Range: bytes=8--13'
         expect_error 416 UNKNOWN
         # missing file, a directory, a missing parameter
         ex GET '/files/download?path=/workspace/nope'

@@ -10,21 +10,20 @@
 #include "shared/util.h"
 #include "progress.h"
 
-/* Order matters: option ids are OPT_CREATE_FIRST + index. */
-static const char *const create_flags[] = {
-    "name",    "ttl",      "timeout", "rootfs",     "image",   "package", "read-only",
-    "workdir", "hostname", "env",     "mount",      "memory",  "cpus",    "pids",
-    "disk",    "nofile",   "net",     "allow-host", "seccomp", "ptys",    "strict-limits",
-};
-
-#define CO(i, has)                                                                                 \
+/* Order matters: option ids are OPT_CREATE_FIRST + index. The names are literals (not read
+ * from another array) so that the table is a constant initializer in standard C, not only
+ * in GCC. */
+#define CO(i, name, has)                                                                           \
         {                                                                                          \
-                create_flags[i], has, NULL, OPT_CREATE_FIRST + (i)                                 \
+                name, has, NULL, OPT_CREATE_FIRST + (i)                                            \
         }
 const struct option create_long_options[] = {
-    CO(0, 1),  CO(1, 1),  CO(2, 1),  CO(3, 1),  CO(4, 1),  CO(5, 1),  CO(6, 0),
-    CO(7, 1),  CO(8, 1),  CO(9, 1),  CO(10, 1), CO(11, 1), CO(12, 1), CO(13, 1),
-    CO(14, 1), CO(15, 1), CO(16, 1), CO(17, 1), CO(18, 1), CO(19, 1), CO(20, 0),
+    CO(0, "name", 1),           CO(1, "ttl", 1),         CO(2, "timeout", 1),   CO(3, "rootfs", 1),
+    CO(4, "image", 1),          CO(5, "package", 1),     CO(6, "read-only", 0), CO(7, "workdir", 1),
+    CO(8, "hostname", 1),       CO(9, "env", 1),         CO(10, "mount", 1),    CO(11, "memory", 1),
+    CO(12, "cpus", 1),          CO(13, "pids", 1),       CO(14, "disk", 1),     CO(15, "nofile", 1),
+    CO(16, "net", 1),           CO(17, "allow-host", 1), CO(18, "seccomp", 1),  CO(19, "ptys", 1),
+    CO(20, "strict-limits", 0),
 };
 const size_t n_create_long_options = sizeof(create_long_options) / sizeof(create_long_options[0]);
 
@@ -100,13 +99,14 @@ int args_common_argv(struct cli *cli, const char *command, int opt, const char *
 
 int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, const char *arg)
 {
-        if (opt < OPT_CREATE_FIRST || opt >= OPT_CREATE_FIRST + (int)ARRAY_SIZE(create_flags))
+        if (opt < OPT_CREATE_FIRST ||
+            opt >= OPT_CREATE_FIRST + (int)ARRAY_SIZE(create_long_options))
                 return 0;
         if (fl->n >= ARRAY_SIZE(fl->items))
                 return sbx_usage(&cli->err, "too many options");
-        static char names[ARRAY_SIZE(create_flags)][24];
+        static char names[ARRAY_SIZE(create_long_options)][24];
         int i = opt - OPT_CREATE_FIRST;
-        snprintf(names[i], sizeof(names[i]), "--%s", create_flags[i]);
+        snprintf(names[i], sizeof(names[i]), "--%s", create_long_options[i].name);
         fl->items[fl->n].flag = names[i];
         fl->items[fl->n].value = arg;
         fl->n++;

@@ -200,7 +200,6 @@ static int destroy_one(int *rtfd, const char *arg, bool force, struct sbx_error 
                                         "no such session '%s' (it ended meanwhile)", arg);
         if (lk < 0 && force) {
                 force_kill(sessfd);
-                lk = -1;
         } else if (lk < 0) {
                 return sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
                                 "session '%s' does not answer: use --force", arg);

@@ -15,7 +15,7 @@ void cli_message(const char *prefix, const char *msg)
                 fprintf(stderr, "%s(out of memory)\n", prefix);
                 return;
         }
-        fputs(b.data, stderr);
+        (void)fputs(b.data, stderr);
 }
 
 int cli_finish_error(struct cli *cli, const char *command)
@@ -56,7 +56,7 @@ void cli_warn(const char *fmt, ...)
         char msg[2048];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         cli_message("sbx: warning: ", msg);
 }

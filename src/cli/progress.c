@@ -42,7 +42,7 @@ static void emit_json(const char *what, bool bytes, uint64_t now, uint64_t total
         buf_printf(&b, ",\"elapsed_ms\":%llu}}\n", (unsigned long long)elapsed_ms);
         if (b.data)
                 (void)!fwrite(b.data, 1, b.len, stderr);
-        fflush(stderr);
+        (void)fflush(stderr);
 }
 
 /* A new step restarts the clock; within one, at most one redraw per min_ms (a fast transfer
@@ -77,7 +77,7 @@ void cli_progress_show(void *arg, const char *what, uint64_t now, uint64_t total
         cli_human_size(total, b);
         cli_human_size(rate, r);
         fprintf(stderr, "\r\033[K%s  %s / %s  %s/s", what, a, b, r);
-        fflush(stderr);
+        (void)fflush(stderr);
         pr->shown = true;
 }
 
@@ -92,7 +92,7 @@ void cli_progress_tick(struct cli_progress *pr, const char *what, uint64_t elaps
         }
         fprintf(stderr, "\r\033[K%s  %llu.%llus", what, (unsigned long long)(elapsed_ms / 1000),
                 (unsigned long long)(elapsed_ms % 1000 / 100));
-        fflush(stderr);
+        (void)fflush(stderr);
         pr->shown = true;
 }
 
@@ -110,6 +110,6 @@ void cli_progress_end(struct cli_progress *pr)
         if (!pr)
                 return;
         if (pr->shown)
-                fputs("\r\033[K", stderr);
+                (void)fputs("\r\033[K", stderr);
         pr->shown = false;
 }

@@ -191,7 +191,7 @@ int layer_invalid(struct layer *l, const struct config_key *k, const char *value
         char why[512], name[64];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(why, sizeof(why), fmt, ap);
+        (void)vsnprintf(why, sizeof(why), fmt, ap);
         va_end(ap);
         if (l->origin == SBX_ORIGIN_FILE)
                 return sbx_usage(l->e, "invalid value '%s' for [%s] %s in %s line %u: %s", value,

@@ -191,7 +191,7 @@ static int open_config(const char *path, bool optional, const char *what, FILE *
         int err = errno;
         struct stat st;
         if (f && fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-                fclose(f);
+                (void)fclose(f);
                 f = NULL;
                 err = EISDIR;
         }

@@ -393,7 +393,7 @@ static int commit_manifest(struct import *im, const char *base_id, const char *b
             (!digest_hex_valid(base_id) || store_record_read(im->storefd, base_id, &base) < 0))
                 return sbx_fail(e, EXIT_FAILED, "not_found", 0,
                                 "the session's image (%.12s) is no longer in the store", base_id);
-        size_t n = strv_len(base.layers);
+        size_t n = base.layers ? strv_len(base.layers) : 0; /* no base_id: no base layers */
         im->m.layers = calloc(n + 1, sizeof(*im->m.layers));
         im->m.layer_fds = calloc(n + 1, sizeof(int));
         if (!im->m.layers || !im->m.layer_fds) {

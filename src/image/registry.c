@@ -61,7 +61,7 @@ int registry_ref_parse(const char *s, struct registry_ref *r, const char **ret_w
         char buf[600];
         if (!s[0] || strlen(s) >= sizeof(buf))
                 return -EINVAL;
-        strcpy(buf, s);
+        snprintf(buf, sizeof(buf), "%s", s);
         char *at = strchr(buf, '@');
         if (at) {
                 *at = '\0';
@@ -77,20 +77,20 @@ int registry_ref_parse(const char *s, struct registry_ref *r, const char **ret_w
                         *p = (char)tolower((unsigned char)*p);
                 if (strlen(buf) >= sizeof(r->host))
                         return -EINVAL;
-                strcpy(r->host, buf);
+                snprintf(r->host, sizeof(r->host), "%s", buf);
                 path = slash + 1;
         } else
-                strcpy(r->host, DOCKER_HUB);
+                snprintf(r->host, sizeof(r->host), "%s", DOCKER_HUB);
         if (!strcmp(r->host, "index.docker.io") || !strcmp(r->host, DOCKER_HUB_API))
-                strcpy(r->host, DOCKER_HUB);
+                snprintf(r->host, sizeof(r->host), "%s", DOCKER_HUB);
         char *last = strrchr(path, '/'), *colon = strchr(last ? last : path, ':');
         if (colon) {
                 *colon = '\0';
                 if (!colon[1] || strlen(colon + 1) >= sizeof(r->tag))
                         return -EINVAL;
-                strcpy(r->tag, colon + 1);
+                snprintf(r->tag, sizeof(r->tag), "%s", colon + 1);
         } else if (!r->digest[0])
-                strcpy(r->tag, "latest");
+                snprintf(r->tag, sizeof(r->tag), "%s", "latest");
         bool hub = !strcmp(r->host, DOCKER_HUB);
         int n = snprintf(r->repo, sizeof(r->repo), "%s%s",
                          hub && !strchr(path, '/') ? "library/" : "", path);
@@ -368,8 +368,10 @@ static int authenticate(struct registry *reg, const char *challenge, struct sbx_
                 tok = json_object_get_string(t);
         free(reg->bearer);
         reg->bearer = NULL;
-        if (tok && strlen(tok) < 16384 && !strpbrk(tok, "\r\n"))
-                n = asprintf(&reg->bearer, "Authorization: Bearer %s", tok);
+        /* asprintf leaves the pointer undefined when it fails: not the NULL tested below */
+        if (tok && strlen(tok) < 16384 && !strpbrk(tok, "\r\n") &&
+            asprintf(&reg->bearer, "Authorization: Bearer %s", tok) < 0)
+                reg->bearer = NULL;
         json_object_put(root);
         if (!reg->bearer)
                 return sbx_fail(e, EXIT_FAILED, "unavailable", 0,
@@ -554,7 +556,7 @@ int registry_blob(struct registry *reg, const char *hex, uint64_t size, int fd, 
                 return sbx_fail(e, EXIT_FAILED, "unavailable", 0,
                                 "registry '%s' sent a blob that does not match its digest "
                                 "sha256:%.12s (%llu of %llu bytes, sha256:%.12s)",
-                                reg->ref.host, hex, (unsigned long long)(x.offset + x.written),
+                                reg->ref.host, hex, (unsigned long long)x.offset + x.written,
                                 (unsigned long long)size, got);
         }
         return 0;

@@ -247,7 +247,8 @@ int cg_v2_remove(int parent_fd, const char *id)
         _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(dfd));
         struct dirent *de;
         while (d && (de = readdir(d)))
-                if (de->d_type == DT_DIR && strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                if (de->d_type == DT_DIR && strcmp(de->d_name, ".") != 0 &&
+                    strcmp(de->d_name, "..") != 0)
                         (void)unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR);
         int r = unlinkat(parent_fd, id, AT_REMOVEDIR) < 0 ? negerrno() : 0;
         cg_remove_parent(parent_fd);

@@ -106,8 +106,8 @@ _noreturn_ static void runner_main(const char *st_id, struct exec_request *rq, i
 {
         (void)prctl(PR_SET_PDEATHSIG, SIGTERM); /* the keeper gone: the command goes too */
         /* what the keeper ignores, the command must not inherit (as a plain exec) */
-        signal(SIGHUP, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
+        (void)signal(SIGHUP, SIG_DFL);
+        (void)signal(SIGPIPE, SIG_DFL);
         if (getppid() != keeper)
                 _exit(1);
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -203,8 +203,8 @@ _noreturn_ void detach_keeper_main(const char *st_id, const char *cmd, int cmdfd
                 _exit(1);
         close(null);
         close_all_except(keep_fds, ARRAY_SIZE(keep_fds));
-        signal(SIGPIPE, SIG_IGN);
-        signal(SIGHUP, SIG_IGN);
+        (void)signal(SIGPIPE, SIG_IGN);
+        (void)signal(SIGHUP, SIG_IGN);
 
         struct cmd_state s;
         if (cmd_state_read(cmdfd, &s) < 0)

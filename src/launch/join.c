@@ -241,6 +241,8 @@ static int start_reaper(struct exec_fds *f, struct exec_spec *spec, struct cgrou
         (void)prctl(PR_GET_NAME, comm);
         void *title = proctitle_save();
         proctitle_hide("sbx-reaper");
+        /* vfork by design (above); its child only calls reaper_spawn, which never returns */
+        /* NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.vfork,clang-analyzer-unix.Vfork) */
         pid_t b0 = geteuid() == 0 ? vfork() : fork();
         if (b0 == 0)
                 reaper_spawn(f, spec, cx, ns, init_cgroup_fd);

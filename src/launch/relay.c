@@ -237,19 +237,19 @@ static void on_signal(struct relay *r)
                 /* SIGINT/SIGTERM/SIGHUP of the client: the command dies with it */
                 restore_tty(r);
                 closep(&r->f->status[0]);
-                signal((int)si.ssi_signo, SIG_DFL);
+                (void)signal((int)si.ssi_signo, SIG_DFL);
                 sigset_t s;
                 sigemptyset(&s);
                 sigaddset(&s, (int)si.ssi_signo);
                 sigprocmask(SIG_UNBLOCK, &s, NULL);
-                raise((int)si.ssi_signo);
+                (void)raise((int)si.ssi_signo);
         }
 }
 
 static int setup(struct relay *r)
 {
         struct exec_fds *f = r->f;
-        signal(SIGPIPE, SIG_IGN);
+        (void)signal(SIGPIPE, SIG_IGN);
         if (r->rq->tty) {
                 r->src_out = f->pty_master;
                 r->src_err = -1;

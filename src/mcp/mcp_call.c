@@ -180,7 +180,7 @@ static json_object *failure(const char *fmt, ...)
         char msg[512];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         return tool_result(msg, true, NULL);
 }

@@ -67,7 +67,7 @@ int mcp_calls_add(struct mcp_server *s, json_object *id, const struct tool *t, j
 static void remove_at(struct mcp_server *s, size_t i)
 {
         call_free(s->calls[i]);
-        memmove(&s->calls[i], &s->calls[i + 1], (s->n_calls - i - 1) * sizeof(s->calls[0]));
+        memmove(&s->calls[i], &s->calls[i + 1], (s->n_calls - i - 1) * sizeof(struct mcp_call *));
         s->n_calls--;
 }
 

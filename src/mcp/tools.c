@@ -62,7 +62,7 @@ static const char *const never_offered[] = {
 #define OPERAND_FILE(desc)                                                                         \
         {                                                                                          \
                 .name = "path", .type = TOOL_STRING, .via = TOOL_VIA_OPERAND, .required = true,    \
-                .description = desc                                                                \
+                .description = (desc)                                                              \
         }
 
 /* A detached command's id, as exec with detach true returned it. */
@@ -411,7 +411,7 @@ static char *str_keep(const char *s, size_t n, const char *suffix)
                 return (char *)"";
         char *d = str_store + str_used;
         memcpy(d, s, n);
-        strcpy(d + n, suffix);
+        memcpy(d + n, suffix, need - n);
         str_used += need;
         return d;
 }
@@ -453,7 +453,8 @@ static void add_option_line(struct tool *t, const struct spec *s, const char *li
         struct tool_param *tp = &t->params[t->n_params++];
         char *name = str_keep(f + 2, fn - 2, "");
         for (char *c = name; *c; c++)
-                *c = *c == '-' ? '_' : *c;
+                if (*c == '-')
+                        *c = '_';
         *tp =
             (struct tool_param){.name = name, .via = TOOL_VIA_OPTION, .flag = str_keep(f, fn, "")};
         const char *rep = memmem(p, dn, " (repeatable)", 13);

@@ -92,6 +92,9 @@ void check_addresses(struct proxy *px, struct conn *c, const struct net_addr *ca
                         if (!host_refused)
                                 host_refused = &cand[i];
                 } else {
+                        /* cand holds n addresses, never NULL when n > 0: the analyzer takes
+                         * &cand[i] stored in refused above for a possible NULL */
+                        /* NOLINTNEXTLINE(clang-analyzer-core.NullDereference) */
                         c->addrs[c->n_addrs++] = cand[i];
                 }
         }

@@ -330,7 +330,7 @@ static void on_head(struct proxy *px, struct conn *c)
                 fail(px, c, 400, "Bad Request", "sbx: bad proxy request: invalid host name\n");
                 return;
         }
-        if ((r = prepare_upstream_bytes(c)) < 0) {
+        if (prepare_upstream_bytes(c) < 0) {
                 fail(px, c, 431, "Request Header Fields Too Large",
                      "sbx: the request head is too large\n");
                 return;
@@ -552,7 +552,7 @@ _noreturn_ void proxy_serve(struct proxy_params *pp)
         px.stop_fd = pp->stop_fd;
         px.session_id = pp->session_id;
         px.allow = &pp->allow;
-        signal(SIGPIPE, SIG_IGN);
+        (void)signal(SIGPIPE, SIG_IGN);
         if (proxy_setup(&px) < 0)
                 _exit(1);
         for (;;) {

@@ -21,8 +21,9 @@ static void *resolve_thread(void *p)
         free(p);
         const struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
         a.job->err = getaddrinfo(a.job->host, NULL, &hints, &a.job->res);
-        /* A pointer is far below PIPE_BUF: the write is atomic, never interleaved. */
-        (void)RETRY_EINTR(write(a.notify_fd, &a.job, sizeof(a.job)));
+        /* The job's pointer itself travels (sizeof names its type: the pointer is meant, not
+         * the job). A pointer is far below PIPE_BUF: the write is atomic, never interleaved. */
+        (void)RETRY_EINTR(write(a.notify_fd, &a.job, sizeof(struct resolve_job *)));
         return NULL;
 }
 
@@ -48,8 +49,8 @@ int resolve_start(struct resolve_job *job, int notify_fd)
 struct resolve_job *resolve_finished(int pipe_rd)
 {
         struct resolve_job *job;
-        ssize_t n = RETRY_EINTR(read(pipe_rd, &job, sizeof(job)));
-        return n == (ssize_t)sizeof(job) ? job : NULL;
+        ssize_t n = RETRY_EINTR(read(pipe_rd, &job, sizeof(struct resolve_job *)));
+        return n == (ssize_t)sizeof(struct resolve_job *) ? job : NULL;
 }
 
 void resolve_job_free(struct resolve_job *job)

@@ -41,7 +41,8 @@ static const char *errno_code(int errnum)
         }
 }
 
-int ops_fail_errno(struct sbx_error *e, int errnum, const char *fmt, ...)
+/* names in parentheses: common.h makes them macros for the analyzer */
+int(ops_fail_errno)(struct sbx_error *e, int errnum, const char *fmt, ...)
 {
         if (errnum < 0)
                 errnum = -errnum;
@@ -53,12 +54,12 @@ int ops_fail_errno(struct sbx_error *e, int errnum, const char *fmt, ...)
         char msg[sizeof(e->message)];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         return sbx_fail(e, EXIT_FAILED, errno_code(errnum), errnum, "%s", msg);
 }
 
-int ops_fail_silent(struct sbx_error *e)
+int(ops_fail_silent)(struct sbx_error *e)
 {
         if (e->exit_code == 0) {
                 e->exit_code = EXIT_FAILED;
@@ -68,7 +69,7 @@ int ops_fail_silent(struct sbx_error *e)
         return -ENOENT;
 }
 
-int ops_oom(struct sbx_error *e)
+int(ops_oom)(struct sbx_error *e)
 {
         return sbx_internal(e, ENOMEM, "failed to build the output");
 }

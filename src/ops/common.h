@@ -18,6 +18,13 @@ int ops_fail_errno(struct sbx_error *e, int errnum, const char *fmt, ...) _print
 int ops_fail_silent(struct sbx_error *e);
 /* Out of memory while building output. */
 int ops_oom(struct sbx_error *e);
+/* The analyzer sees one file at a time: told that these three always return a failure, it
+ * no longer follows "failed, yet returned success" paths that cannot happen. */
+#ifdef __clang_analyzer__
+#define ops_fail_errno(...) ANALYZER_NEGATIVE((ops_fail_errno)(__VA_ARGS__))
+#define ops_fail_silent(e) ANALYZER_NEGATIVE((ops_fail_silent)(e))
+#define ops_oom(e) ANALYZER_NEGATIVE((ops_oom)(e))
+#endif
 /* mkdir -p dir (absolute): every missing component 0755; existing ones (of any type) are
  * left for the caller's next step to judge. 0 or -errno. */
 int ops_mkdirs(const char *dir);

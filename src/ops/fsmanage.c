@@ -143,7 +143,6 @@ static int replace_item(const struct ops_fs_item *it, struct buf *out, size_t i,
             strncmp(e->message, "String not found in file", 24) == 0) {
                 /* no occurrence is a count of 0, not a failure */
                 *e = (struct sbx_error){0};
-                r = 0;
         } else if (r < 0)
                 return r;
         else {
@@ -162,8 +161,8 @@ static int info_item(struct fs_names *names, const struct ops_fs_item *it, struc
         int r = ops_path_abs(it->path, &abs);
         if (r < 0)
                 return ops_fail_errno(e, r, "failed to resolve '%s'", it->path);
-        if ((r = buf_puts(out, i ? "," : "{")) < 0 || (r = json_cstr(out, it->path)) < 0 ||
-            (r = buf_append(out, ":", 1)) < 0)
+        if (buf_puts(out, i ? "," : "{") < 0 || json_cstr(out, it->path) < 0 ||
+            buf_append(out, ":", 1) < 0)
                 return ops_oom(e);
         r = fs_info_json(out, names, AT_FDCWD, it->path, abs.data);
         return r < 0 ? ops_fail_errno(e, r, "failed to read the metadata of '%s'", it->path) : 0;

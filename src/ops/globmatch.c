@@ -290,9 +290,10 @@ int glob_expand_braces(const char *pattern, size_t max_alts, char ***ret)
 {
         struct strv l = {.max = max_alts};
         int r = strlen(pattern) > GLOB_MAX_PATTERN ? -E2BIG : brace_expand(pattern, &l);
-        if (r < 0) {
+        /* brace_expand gives at least one alternative; an empty list would still be refused */
+        if (r < 0 || !l.v) {
                 strv_freep(&l.v);
-                return r;
+                return r < 0 ? r : -EINVAL;
         }
         *ret = l.v;
         return 0;

@@ -127,6 +127,8 @@ static void emit_line(struct gfile *g, size_t ls, size_t le, bool match)
                 char tmp[OPS_GREP_TEXT_MAX + 8];
                 if (cut) {
                         memcpy(tmp, text, n);
+                        /* text is (pointer, length) from here on: no NUL needed */
+                        /* NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
                         memcpy(tmp + n, "[...]", 5);
                         text = tmp;
                         n += 5;

@@ -88,9 +88,13 @@ static void ustar_block(char h[BLOCK], const char *name, unsigned mode, uint64_t
         octal(h + 124, 12, size);
         octal(h + 136, 12, mtime);
         h[156] = type;
+        /* ustar's fixed-width fields: linkname needs no NUL at its full 100 bytes (the header is
+         * zeroed, so a shorter one has it), the version is "00" without one */
         if (link)
+                /* NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
                 memcpy(h + 157, link, strlen(link) > 100 ? 100 : strlen(link));
         memcpy(h + 257, "ustar", 6);
+        /* NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
         memcpy(h + 263, "00", 2);
         memset(h + 148, ' ', 8);
         unsigned sum = 0;
@@ -379,7 +383,7 @@ int layertar_write_host(int layer_fd, const char *snapshot, size_t len, int out_
         memcpy(text, snapshot, len);
         text[len] = '\0';
         int r = snapset_parse(text, len, &set);
-        v = set.v;
+        v = set.v; /* NOLINT(clang-analyzer-deadcode.DeadStores): read by v's cleanup */
         if (r < 0)
                 return sbx_internal(e, ENOMEM, "out of memory");
         if (set.n == 0) /* without it sbx's generated files would read as the session's */

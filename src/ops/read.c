@@ -319,8 +319,11 @@ static int base64_encode(const unsigned char *p, size_t n, unsigned wrap, struct
                         v |= p[i + 2];
                 q[0] = tbl[(v >> 18) & 63];
                 q[1] = tbl[(v >> 12) & 63];
-                q[2] = i + 1 < n ? tbl[(v >> 6) & 63] : '=';
-                q[3] = i + 2 < n ? tbl[v & 63] : '=';
+                q[2] = q[3] = '='; /* padding, where the input ran out */
+                if (i + 1 < n)
+                        q[2] = tbl[(v >> 6) & 63];
+                if (i + 2 < n)
+                        q[3] = tbl[v & 63];
                 if (buf_append(out, q, 4) < 0)
                         return -ENOMEM;
                 col += 4;
@@ -349,11 +352,12 @@ static int read_binary(int fd, const struct ops_read_req *req, const char *abs,
         _cleanup_buf_ struct buf none = {0};
         _cleanup_(reader_free) struct reader rd = {
             .first = UINT64_MAX, .last = UINT64_MAX, .line = 1, .rows = &none};
-        reader_feed(&rd, data.data ? data.data : "", data.len);
+        const char *bytes = data.data ? data.data : ""; /* an empty file has no buffer */
+        reader_feed(&rd, bytes, data.len);
         uint64_t lines = reader_finish(&rd);
 
         _cleanup_buf_ struct buf b64 = {0};
-        if (base64_encode((const unsigned char *)data.data, data.len, req->json ? 0 : 76, &b64) < 0)
+        if (base64_encode((const unsigned char *)bytes, data.len, req->json ? 0 : 76, &b64) < 0)
                 return ops_oom(e);
         if (!req->json)
                 r = buf_append(out, b64.data ? b64.data : "", b64.len);

@@ -234,14 +234,14 @@ _noreturn_ void exec_child_run(const struct exec_spec *s)
                 int err = errno;
                 /* "pip install x" as one word: sbx runs no shell, say so */
                 if (err == ENOENT && strpbrk(s->argv[0], " \t") && !strchr(s->argv[0], '/'))
-                        r = sbx_fail(&e, EXIT_NOT_FOUND, "not_found", 0,
-                                     "failed to execute '%s': no such command; sbx runs no "
-                                     "shell: pass the words as separate arguments, or use "
-                                     "sh -c '...'",
-                                     s->argv[0]);
+                        (void)sbx_fail(&e, EXIT_NOT_FOUND, "not_found", 0,
+                                       "failed to execute '%s': no such command; sbx runs no "
+                                       "shell: pass the words as separate arguments, or use "
+                                       "sh -c '...'",
+                                       s->argv[0]);
                 else
-                        r = sbx_fail(&e, err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE,
-                                     "not_found", err, "failed to execute '%s'", s->argv[0]);
+                        (void)sbx_fail(&e, err == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE,
+                                       "not_found", err, "failed to execute '%s'", s->argv[0]);
         }
         exec_child_fail(s->errfd, &e);
 }

@@ -279,7 +279,8 @@ static int mount_image_base(const struct sbx_config *c, const struct rootfs_sour
         if (mkdir(LAYER "/upper/root", 0755) < 0 || mkdir(LAYER "/work/root", 0755) < 0)
                 return sbx_internal(e, errno, "failed to create the root overlay dirs");
         _cleanup_free_ const char **opts = calloc(2 * n + 12, sizeof(char *));
-        _cleanup_free_ char *paths = malloc(n * 160);
+        /* + 1: never malloc(0), which may return NULL, read here as out of memory */
+        _cleanup_free_ char *paths = malloc(n * 160 + 1);
         if (!opts || !paths)
                 return -ENOMEM;
         size_t k = 0;

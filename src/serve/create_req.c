@@ -23,7 +23,7 @@ static int refuse(char *why, size_t n, const char *fmt, ...)
 {
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(why, n, fmt, ap);
+        (void)vsnprintf(why, n, fmt, ap);
         va_end(ap);
         return -EINVAL;
 }

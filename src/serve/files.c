@@ -43,7 +43,7 @@ int files_run(const struct serve_request *rq, const char *op, const char *const 
         serve_argv_add(&a, "%s", op);
         for (size_t i = 0; args && args[i]; i++)
                 serve_argv_add(&a, "%s", args[i]);
-        if (a.error)
+        if (a.error < 0)
                 return a.error;
         return serve_sbx_run(rq->srv, a.v, in_fd, out, max_out, NULL, ret_exit);
 }

@@ -7,9 +7,11 @@
  * file never sits whole in serve's memory, and each piece must come from the same file (its
  * device and inode) or the transfer is aborted rather than splice two files.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -250,28 +252,43 @@ static ssize_t download_read(void *ctx, uint64_t pos, char *buf, size_t max)
         return (ssize_t)n;
 }
 
+/* The decimal number at *p, moved past it: digits only (sscanf's %llu would also take
+ * spaces and a sign, "-1" as 2^64 - 1) and no overflow. */
+static bool range_number(const char **p, unsigned long long *ret)
+{
+        if (**p < '0' || **p > '9')
+                return false;
+        char *end;
+        errno = 0;
+        *ret = strtoull(*p, &end, 10);
+        if (errno != 0)
+                return false;
+        *p = end;
+        return true;
+}
+
 /* "bytes=A-B", "bytes=A-", "bytes=-N" (one range) against size: 0, or -ERANGE. */
 static int parse_range(const char *h, uint64_t size, uint64_t *start, uint64_t *len)
 {
         unsigned long long a = 0, b = 0;
-        int n = 0;
         if (strncmp(h, "bytes=", 6) != 0 || strchr(h, ','))
                 return -ERANGE;
         h += 6;
         if (h[0] == '-') {
-                if (sscanf(h + 1, "%llu%n", &b, &n) != 1 || h[1 + n] || b == 0 || size == 0)
+                h++;
+                if (!range_number(&h, &b) || *h || b == 0 || size == 0)
                         return -ERANGE;
                 *start = b >= size ? 0 : size - b;
                 *len = size - *start;
                 return 0;
         }
-        if (sscanf(h, "%llu-%n", &a, &n) != 1 || a >= size)
+        if (!range_number(&h, &a) || *h != '-' || a >= size)
                 return -ERANGE;
-        if (h[n] == '\0')
+        h++;
+        if (*h == '\0')
                 b = size - 1;
         else {
-                int m = 0;
-                if (sscanf(h + n, "%llu%n", &b, &m) != 1 || h[n + m] || b < a)
+                if (!range_number(&h, &b) || *h || b < a)
                         return -ERANGE;
                 if (b >= size)
                         b = size - 1;

@@ -67,7 +67,7 @@ int serve_reply_error(struct serve_response *rs, unsigned status, const char *co
         char msg[1024];
         va_list ap;
         va_start(ap, fmt);
-        vsnprintf(msg, sizeof(msg), fmt, ap);
+        (void)vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         _cleanup_buf_ struct buf b = {0};
         int r = buf_puts(&b, "{\"code\":");

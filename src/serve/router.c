@@ -83,9 +83,10 @@ static const struct serve_route *lookup(const struct serve_route *table, const c
 {
         for (const struct serve_route *r = table; r->method; r++) {
                 char copy[4096];
-                if (strlen(path) >= sizeof(copy))
+                size_t len = strlen(path);
+                if (len >= sizeof(copy))
                         return NULL;
-                strcpy(copy, path);
+                memcpy(copy, path, len + 1);
                 if (!match(r->pattern, copy, rq))
                         continue;
                 *path_known = true;

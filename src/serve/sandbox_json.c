@@ -33,8 +33,10 @@ int parse_rfc3339(const char *s, int64_t *ret)
         long off = 0;
         if (*p == 'Z' || *p == 'z') {
                 p++;
-        } else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
-                int hh = atoi(p + 1), mm = atoi(p + 4);
+        } else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':' &&
+                   strspn(p + 1, "0123456789") == 2 && strspn(p + 4, "0123456789") == 2) {
+                /* two digits each, checked: atoi would read "+ab:cd" as +00:00 */
+                int hh = (p[1] - '0') * 10 + (p[2] - '0'), mm = (p[4] - '0') * 10 + (p[5] - '0');
                 off = (hh * 3600L + mm * 60L) * (*p == '-' ? -1 : 1);
                 p += 6;
         } else {

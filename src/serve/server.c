@@ -292,7 +292,7 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
         sigaddset(&set, SIGTERM);
         sigaddset(&set, SIGHUP);
         pthread_sigmask(SIG_BLOCK, &set, NULL);
-        signal(SIGPIPE, SIG_IGN);
+        (void)signal(SIGPIPE, SIG_IGN);
         srv.daemon = srv.mhd->start_daemon(
             MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL, 0, NULL,
             NULL, on_request, &srv, MHD_OPTION_LISTEN_SOCKET, srv.listen_fd,
@@ -307,7 +307,7 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
                                 "failed to start the HTTP server on '%s'", srv.host);
         }
         printf("listening on http://%s\n", srv.host);
-        fflush(stdout);
+        (void)fflush(stdout);
         r = wait_for_stop();
         /* foreground commands end with serve, as with any client of theirs; background ones
          * are the session's and stay */

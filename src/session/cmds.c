@@ -125,7 +125,7 @@ int cmd_dir_remove(int cmdsfd, const char *id)
                 return negerrno();
         struct dirent *de;
         while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
                         (void)unlinkat(dirfd(d), de->d_name, 0);
         return unlinkat(cmdsfd, id, AT_REMOVEDIR) < 0 ? negerrno() : 0;
 }
@@ -215,7 +215,7 @@ int cmd_segments(int cmdfd, struct cmd_segment **ret, size_t *ret_n)
         struct dirent *de;
         while ((de = readdir(d))) {
                 char *end;
-                if (strncmp(de->d_name, "out.", 4) || !de->d_name[4])
+                if (strncmp(de->d_name, "out.", 4) != 0 || !de->d_name[4])
                         continue;
                 unsigned long long off = strtoull(de->d_name + 4, &end, 10);
                 struct stat st;

@@ -25,6 +25,8 @@ int session_id_generate(char out[static SESSION_ID_LEN + 1])
                 }
                 got += (size_t)r;
         }
+        /* the snprintf calls below go on from here and end the string */
+        /* NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
         memcpy(out, "sb_", 3);
         for (size_t i = 0; i < sizeof(rnd); i++)
                 snprintf(out + 3 + 2 * i, 3, "%02x", rnd[i]);

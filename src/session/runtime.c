@@ -227,7 +227,7 @@ void runtime_remove_session(int rtfd, const char *id)
                 return;
         struct dirent *de;
         while ((de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
                         (void)unlinkat(dirfd(d), de->d_name, 0);
         (void)unlinkat(rtfd, id, AT_REMOVEDIR);
 }

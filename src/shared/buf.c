@@ -53,7 +53,7 @@ int buf_printf(struct buf *b, const char *fmt, ...)
         if (r < 0)
                 return r;
         va_start(ap, fmt);
-        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+        (void)vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
         va_end(ap);
         b->len += (size_t)n;
         return 0;

@@ -33,7 +33,9 @@ void sbx_error_unpack(struct sbx_wire_error *w, struct sbx_error *e)
         snprintf(e->message, sizeof(e->message), "%s", w->message);
 }
 
-int sbx_fail(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt, ...)
+/* in parentheses: error.h makes sbx_fail a macro for the analyzer */
+int(sbx_fail)(struct sbx_error *e, int exit_code, const char *code, int errnum, const char *fmt,
+              ...)
 {
         int ret = errnum > 0 ? -errnum : (errnum < 0 ? errnum : -EINVAL);
 

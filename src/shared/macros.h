@@ -29,7 +29,7 @@ static inline void closep(int *fd)
 static inline void fclosep(FILE **f)
 {
         if (*f)
-                fclose(*f);
+                (void)fclose(*f);
 }
 
 static inline void closedirp(DIR **d)
@@ -83,7 +83,30 @@ static inline void strv_freep(char ***v)
                 _r;                                                                                \
         })
 
+/* Tell clang's static analyzer (clang-tidy) a fact it cannot work out alone, such as what a
+ * function in another file returns; nothing in a real build. */
+#ifdef __clang_analyzer__
+#define ANALYZER_ASSUME(cond)                                                                      \
+        do {                                                                                       \
+                if (!(cond))                                                                       \
+                        __builtin_unreachable();                                                   \
+        } while (0)
+#else
+#define ANALYZER_ASSUME(cond)                                                                      \
+        do {                                                                                       \
+        } while (0)
+#endif
+/* call's int result, for the analyzer known to be negative (a failure) */
+#define ANALYZER_NEGATIVE(call)                                                                    \
+        ({                                                                                         \
+                int analyzer_r_ = (call);                                                          \
+                ANALYZER_ASSUME(analyzer_r_ < 0);                                                  \
+                analyzer_r_;                                                                       \
+        })
+
 static inline int negerrno(void)
 {
-        return errno > 0 ? -errno : -EIO;
+        int r = errno > 0 ? -errno : -EIO;
+        ANALYZER_ASSUME(r < 0); /* it does not see that -errno < 0 when errno > 0 */
+        return r;
 }

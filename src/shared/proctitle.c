@@ -50,9 +50,12 @@ void proctitle_init(int argc, char **argv)
         char **env = calloc(n + 1, sizeof(*env));
         if (!env)
                 return;
-        memcpy(env, environ, n * sizeof(*env));
-        if (!move_to_heap(argv) || !move_to_heap(env))
-                return; /* no area then: hiding would cut strings still in use */
+        if (n > 0) /* environ may be NULL (clearenv): memcpy from NULL is undefined */
+                memcpy(env, environ, n * sizeof(*env));
+        if (!move_to_heap(argv) || !move_to_heap(env)) {
+                free(env); /* environ still points to the original array */
+                return;    /* no area then: hiding would cut strings still in use */
+        }
         environ = env;
         area_start = start;
         arg_end = env_start;
@@ -75,6 +78,8 @@ void proctitle_hide(const char *name)
         size_t len = strlen(name);
         if (len > args - 2)
                 len = args - 2;
+        /* the area was zeroed above: the NUL after the name is there already */
+        /* NOLINTNEXTLINE(bugprone-not-null-terminated-result) */
         memcpy(area_start, name, len);
         area_start[args - 1] = ' ';
         /* The environment: one fixed entry naming the process, so that a host-side reader
