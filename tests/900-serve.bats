@@ -188,6 +188,12 @@ execd() {
                 fail "sbx list: $output"
         api POST "/v1/sandboxes/$sid/renew-expiration" '{"expiresAt":"2001-01-01T00:00:00Z"}'
         error_is 400 SANDBOX::INVALID_EXPIRATION
+        # an offset is four digits ("+ab:cd" was once read as +00:00), and is applied
+        api POST "/v1/sandboxes/$sid/renew-expiration" '{"expiresAt":"2099-01-01T00:00:00+ab:cd"}'
+        error_is 400 SANDBOX::INVALID_PARAMETER
+        api POST "/v1/sandboxes/$sid/renew-expiration" '{"expiresAt":"2099-01-01T02:30:00+02:30"}'
+        expect_code 200
+        jq -e '.expiresAt == "2099-01-01T00:00:00Z"' <<<"$body" >/dev/null || fail "$body"
         api POST "/v1/sandboxes/$sid/pause"
         if [ "$code" = 501 ]; then
                 skip "this host cannot pause: $body"
