@@ -267,19 +267,26 @@ host_has_sleep() {
 }
 
 @test "TTL expiry waits for every exec; one renewed after it ran out keeps the session" {
-        new_session --ttl 2s
-        local a=$sid
+        # --memory unlimited: the init's server serves also on a cgroup v2 host (047 pins it)
+        new_session --ttl 2s --memory unlimited
+        local a=$sid p q
+        "$SBX" exec "$a" sleep 6 >/dev/null 2>&1 &
+        p=$!
         "$SBX" exec "$a" sleep 4 >/dev/null 2>&1 &
-        local p=$!
-        sleep 3 # the TTL has run out; the exec holds the session
+        q=$!
+        sleep 3 # the TTL has run out; the execs hold the session
         sbx_ok exec "$a" echo still
         [ "$output" = still ] || fail "got '$output'"
+        wait "$q" || fail "the shorter exec failed"
+        sleep 0.5
+        [ -d "$SBX_RUNTIME_DIR/$a" ] || fail "it ended while an exec still ran"
         sbx_ok connect --ttl 1m "$a"
-        wait "$p" || fail "the first exec failed"
-        sleep 1 # past the 50 ms in which an expired session looks again
+        wait "$p" || fail "the longer exec failed"
+        sleep 1.5 # past the looks of an expired session (after 50 ms, then twice as long)
         sbx_ok exec "$a" true
-        # positive control: without the renewal the session ends with its exec
-        new_session --ttl 2s
+        sbx_ok destroy "$a"
+        # positive control: without the renewal the session ends with its last exec
+        new_session --ttl 2s --memory unlimited
         "$SBX" exec "$sid" sleep 4 >/dev/null 2>&1 &
         p=$!
         sleep 3
@@ -287,7 +294,17 @@ host_has_sleep() {
         wait "$p" || fail "the exec failed"
         wait_until 5 test ! -e "$SBX_RUNTIME_DIR/$sid" || fail "the session did not expire afterwards"
         sbx_expect 3 exec "$sid" true
-        sbx_ok destroy "$a"
+}
+
+@test "a session without a holds file (made by an older sbx) is held through its supervisor" {
+        new_session --ttl 2s --memory unlimited
+        rm "$SBX_RUNTIME_DIR/$sid/holds"
+        "$SBX" exec "$sid" sleep 4 >/dev/null 2>&1 &
+        local p=$!
+        sleep 3
+        [ -d "$SBX_RUNTIME_DIR/$sid" ] || fail "it ended while its exec ran"
+        wait "$p" || fail "the exec failed"
+        wait_until 5 test ! -e "$SBX_RUNTIME_DIR/$sid" || fail "the session did not expire afterwards"
 }
 
 @test "--ttl 0 does not expire" {

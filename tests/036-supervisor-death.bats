@@ -116,6 +116,30 @@ after_kill() {
         wait_until 10 eval '! kill -0 '"$proxy"' 2>/dev/null' || fail "sbx-proxy $proxy lives on"
 }
 
+@test "destroy of a session whose supervisor was killed removes all of it itself (paused too)" {
+        local how
+        for how in plain force paused; do
+                hostile_session
+                [ "$how" != paused ] || sbx_ok pause "$sid"
+                kill -9 "$sup"
+                kill_ticks=$(now_ticks)
+                wait_until 10 eval '! kill -0 '"$sup"' 2>/dev/null' || fail "the supervisor lives"
+                # positive control: nothing else removes it meanwhile
+                sleep 0.5
+                [ -e "$SBX_RUNTIME_DIR/$sid" ] || fail "gone before the destroy"
+                if [ "$how" = plain ]; then
+                        sbx_expect 3 destroy "$sid"
+                        [[ $stderr == *"had already ended"* ]] || fail "$stderr"
+                else
+                        sbx_ok destroy --force "$sid"
+                fi
+                # no other sbx command runs from here on: destroy itself did it all
+                wait_until 10 nothing_left "$sid" ||
+                        fail "$how: left of $sid:" "$(leftovers "$sid" "$kill_ticks")"
+                wait "$client" || true
+        done
+}
+
 @test "SIGKILL of the session init ends the session and its supervisor" {
         hostile_session
         kill -9 "$init"

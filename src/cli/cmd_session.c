@@ -204,6 +204,10 @@ static int destroy_one(int *rtfd, const char *arg, bool force, struct sbx_error 
                 return sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
                                 "session '%s' does not answer: use --force", arg);
         }
+        /* The reap takes the lock itself, on a file of its own: ours would make the dead
+         * session look alive to it (flock locks of two opens conflict, even in one process),
+         * and destroy would leave it all to the next command's sweep. */
+        closep(&lk);
         runtime_reap_stale(*rtfd, 0);
         return force ? 0
                      : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,

@@ -48,7 +48,11 @@ int session_ref_join(struct session_ref *s, const char *id_or_name, struct sbx_e
         char reply[64];
         int fds[1 + SESSION_NS_COUNT];
         unsigned mask = 0;
-        if (s->ctl < 0 && (s->ctl = control_connect_live(s->sessfd, id_or_name, e)) < 0)
+        if (s->ctl < 0)
+                s->ctl = control_connect_live(s->sessfd, id_or_name, e);
+        /* a host directory: not to be inherited by what joins the session from here */
+        closep(&s->sessfd);
+        if (s->ctl < 0)
                 return s->ctl;
         int r = control_call(s->ctl, "EXEC", reply, sizeof(reply), fds, ARRAY_SIZE(fds));
         s->pidfd = fds[0];
@@ -64,8 +68,8 @@ int session_ref_join(struct session_ref *s, const char *id_or_name, struct sbx_e
 
 /*
  * Hold the session for an exec through its server: HOLDS_FILE, or (a session made by an sbx
- * without it) a HOLD on ctl, not waiting for an answer. Then the init accepting is the
- * liveness proof. < 0 when the session is ending.
+ * without it, a file system without locks) a HOLD on ctl, not waiting for an answer. Then the
+ * init accepting is the liveness proof. < 0 when the session is ending.
  */
 static int hold(struct session_ref *s, const char *id_or_name, struct sbx_error *e)
 {
@@ -75,8 +79,6 @@ static int hold(struct session_ref *s, const char *id_or_name, struct sbx_error 
         if (s->hold == -EWOULDBLOCK)
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                 "no such session '%s' (it is ending)", id_or_name);
-        if (s->hold != -ENOENT)
-                return sbx_internal(e, -s->hold, "failed to hold session '%s'", id_or_name);
         if ((s->ctl = control_connect_live(s->sessfd, id_or_name, e)) < 0)
                 return s->ctl;
         (void)RETRY_EINTR(send(s->ctl, "HOLD", 4, MSG_NOSIGNAL));
@@ -97,20 +99,23 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
                 return sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name);
         if (cgroup_session_from_state(&s->st, &s->cg) < 0)
                 return sbx_internal(e, ENOMEM, "out of memory");
-        /* Fail fast: a command or helper would be born frozen and wait for the resume. */
-        if (cgroup_session_frozen(&s->cg) == 1)
+        s->auditfd = audit_open(s->sessfd, &s->st);
+        /* Fail fast: a command or helper would be born frozen and wait for the resume. Only
+         * for a session that lives: a supervisor killed while it was paused leaves the cgroup
+         * frozen, and that session has ended. */
+        if (cgroup_session_frozen(&s->cg) == 1) {
+                if ((s->ctl = control_connect_live(s->sessfd, id_or_name, e)) < 0)
+                        return s->ctl;
                 return sbx_fail(e, EXIT_FAILED, "paused", 0,
                                 "session '%s' is paused: 'sbx resume %s' first", id_or_name,
                                 id_or_name);
+        }
         if (via_server && cgroup_server_ok(&s->cg)) {
                 if ((r = hold(s, id_or_name, e)) < 0)
                         return r;
                 s->server = server_connect(s->sessfd);
         }
-        if (s->server < 0 && (r = session_ref_join(s, id_or_name, e)) < 0)
-                return r;
-        s->auditfd = audit_open(s->sessfd, &s->st);
-        return 0;
+        return s->server < 0 ? session_ref_join(s, id_or_name, e) : 0;
 }
 
 int exec_in_session(const char *id_or_name, const struct exec_request *rq, struct exec_result *res,

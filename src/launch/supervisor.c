@@ -47,6 +47,8 @@ struct supervisor {
         int holdfd;                  /* HOLDS_FILE: the execs through the init's server */
         bool holds_ended;            /* its exclusive lock is ours: no exec can hold any more */
         bool expiry_pending;         /* the TTL ran out while execs were running */
+        unsigned ttl_armed;          /* arm_ttl's calls: a RENEW among the waiting requests */
+        long look_ms;                /* expiry pending: the next look at HOLDS_FILE, in ms */
         bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
         bool client[MAX_CLIENTS];    /* indexed by fd: an accepted ctl connection */
         struct netpolicy net;        /* the allow list in force (sbx net) */
@@ -66,6 +68,8 @@ static void detach_stdio(void)
 
 static int arm_ttl(struct supervisor *s, uint64_t ttl_sec)
 {
+        s->ttl_armed++;
+        s->look_ms = 0;
         s->st.ttl_sec = ttl_sec;
         s->st.expires_at = ttl_sec ? now_realtime_sec() + (int64_t)ttl_sec : 0;
         struct itimerspec its = {.it_value = {.tv_sec = (time_t)ttl_sec}};
@@ -275,7 +279,8 @@ static void send_session_fds(struct supervisor *s, int fd)
  */
 static bool execs_running(struct supervisor *s)
 {
-        return session_holds_end(s->holdfd, &s->holds_ended) || s->busy > 0;
+        /* busy first: while joined execs run, the server's may still start */
+        return s->busy > 0 || session_holds_end(s->holdfd, &s->holds_ended);
 }
 
 static void close_client(struct supervisor *s, int fd)
@@ -446,13 +451,16 @@ static void creator_answer(struct supervisor *s)
 
 /*
  * The TTL ran out while execs run: those holding HOLDS_FILE end without a word to us, so look
- * again every 50 ms (the connections of the others wake us when they close).
+ * again after 50 ms, then twice as long each time up to a second (a detached command may run
+ * for hours). The connections of the others wake us when they close.
  */
 static void look_again_soon(struct supervisor *s)
 {
         if (s->holds_ended)
                 return;
-        struct itimerspec its = {.it_value = {.tv_nsec = 50 * 1000 * 1000}};
+        s->look_ms = s->look_ms ? (s->look_ms >= 500 ? 1000 : s->look_ms * 2) : 50;
+        struct itimerspec its = {.it_value = {.tv_sec = s->look_ms / 1000,
+                                              .tv_nsec = (s->look_ms % 1000) * 1000 * 1000}};
         (void)timerfd_settime(s->timerfd, 0, &its, NULL);
 }
 
@@ -478,7 +486,10 @@ _noreturn_ static void event_loop(struct supervisor *s)
                                         continue;
                                 if (s->st.ttl_sec == 0)
                                         continue;
+                                unsigned armed = s->ttl_armed;
                                 take_waiting_requests(s);
+                                if (s->ttl_armed != armed)
+                                        continue; /* renewed meanwhile: the TTL runs anew */
                                 if (!execs_running(s))
                                         end_session(s, "expired", NULL);
                                 s->expiry_pending = true;
