@@ -59,9 +59,10 @@ int registry_ref_parse(const char *s, struct registry_ref *r, const char **ret_w
         if (strncmp(s, "docker://", 9) == 0)
                 s += 9;
         char buf[600];
-        if (!s[0] || strlen(s) >= sizeof(buf))
+        size_t len = strlen(s);
+        if (!s[0] || len >= sizeof(buf))
                 return -EINVAL;
-        snprintf(buf, sizeof(buf), "%s", s);
+        memcpy(buf, s, len + 1);
         char *at = strchr(buf, '@');
         if (at) {
                 *at = '\0';
@@ -75,9 +76,10 @@ int registry_ref_parse(const char *s, struct registry_ref *r, const char **ret_w
                 *slash = '\0';
                 for (char *p = buf; *p; p++)
                         *p = (char)tolower((unsigned char)*p);
-                if (strlen(buf) >= sizeof(r->host))
+                len = strlen(buf);
+                if (len >= sizeof(r->host))
                         return -EINVAL;
-                snprintf(r->host, sizeof(r->host), "%s", buf);
+                memcpy(r->host, buf, len + 1); /* length checked: no truncation to warn of */
                 path = slash + 1;
         } else
                 snprintf(r->host, sizeof(r->host), "%s", DOCKER_HUB);
@@ -86,9 +88,10 @@ int registry_ref_parse(const char *s, struct registry_ref *r, const char **ret_w
         char *last = strrchr(path, '/'), *colon = strchr(last ? last : path, ':');
         if (colon) {
                 *colon = '\0';
-                if (!colon[1] || strlen(colon + 1) >= sizeof(r->tag))
+                len = strlen(colon + 1);
+                if (!len || len >= sizeof(r->tag))
                         return -EINVAL;
-                snprintf(r->tag, sizeof(r->tag), "%s", colon + 1);
+                memcpy(r->tag, colon + 1, len + 1);
         } else if (!r->digest[0])
                 snprintf(r->tag, sizeof(r->tag), "%s", "latest");
         bool hub = !strcmp(r->host, DOCKER_HUB);
