@@ -45,7 +45,6 @@ struct supervisor {
         char *audit_path;            /* when [audit] dir is set; borrowed by st */
         int busy;                    /* exec connections open (EXEC, and HOLD of old clients) */
         int holdfd;                  /* HOLDS_FILE: the execs through the init's server */
-        bool holds_ended;            /* its exclusive lock is ours: no exec can hold any more */
         bool expiry_pending;         /* the TTL ran out while execs were running */
         unsigned ttl_armed;          /* arm_ttl's calls: a RENEW among the waiting requests */
         long look_ms;                /* expiry pending: the next look at HOLDS_FILE, in ms */
@@ -280,7 +279,7 @@ static void send_session_fds(struct supervisor *s, int fd)
 static bool execs_running(struct supervisor *s)
 {
         /* busy first: while joined execs run, the server's may still start */
-        return s->busy > 0 || session_holds_end(s->holdfd, &s->holds_ended);
+        return s->busy > 0 || session_holds_end(s->holdfd);
 }
 
 static void close_client(struct supervisor *s, int fd)
@@ -357,7 +356,6 @@ static void handle_request(struct supervisor *s, int fd)
                 (void)arm_ttl(s, (uint64_t)ttl);
                 /* renewed after it ran out, while commands still run: it goes on */
                 s->expiry_pending = false;
-                session_holds_reopen(s->holdfd, &s->holds_ended);
                 (void)session_state_write(s->sessfd, &s->st);
                 snprintf(reply, sizeof(reply), "OK %lld %llu", (long long)s->st.expires_at,
                          (unsigned long long)s->st.ttl_sec);
@@ -378,8 +376,7 @@ static void handle_request(struct supervisor *s, int fd)
         } else if (strcmp(req, "BUSY") == 0) {
                 /* `sbx commit`: how many execs and file commands are running now (the
                  * server's execs count as one: their locks tell only that there are some) */
-                snprintf(reply, sizeof(reply), "OK %d",
-                         s->busy + session_holds_peek(s->holdfd, s->holds_ended));
+                snprintf(reply, sizeof(reply), "OK %d", s->busy + session_holds_peek(s->holdfd));
                 send_reply(fd, reply);
         } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
                 handle_pause(s, fd, req[0] == 'P');
@@ -456,8 +453,6 @@ static void creator_answer(struct supervisor *s)
  */
 static void look_again_soon(struct supervisor *s)
 {
-        if (s->holds_ended)
-                return;
         s->look_ms = s->look_ms ? (s->look_ms >= 500 ? 1000 : s->look_ms * 2) : 50;
         struct itimerspec its = {.it_value = {.tv_sec = s->look_ms / 1000,
                                               .tv_nsec = (s->look_ms % 1000) * 1000 * 1000}};

@@ -43,30 +43,20 @@ int session_hold_take(int sessfd)
         return r < 0 ? r : TAKE_FD(fd);
 }
 
-bool session_holds_end(int holdfd, bool *ended)
+bool session_holds_end(int holdfd)
 {
-        if (holdfd < 0 || *ended)
+        if (holdfd < 0)
                 return false;
         int r = ofd_lock(holdfd, F_OFD_SETLK, F_WRLCK, NULL);
-        if (r == -EAGAIN || r == -EACCES)
-                return true;
         /* Any other error (no locks on this file system): no exec could take a lock either,
          * and each one held the session through ctl instead (exec.c), which `busy` counts. */
-        *ended = r == 0;
-        return false;
+        return r == -EAGAIN || r == -EACCES;
 }
 
-bool session_holds_peek(int holdfd, bool ended)
+bool session_holds_peek(int holdfd)
 {
         short type = F_UNLCK;
-        if (holdfd < 0 || ended || ofd_lock(holdfd, F_OFD_GETLK, F_WRLCK, &type) < 0)
+        if (holdfd < 0 || ofd_lock(holdfd, F_OFD_GETLK, F_WRLCK, &type) < 0)
                 return false;
         return type != F_UNLCK;
-}
-
-void session_holds_reopen(int holdfd, bool *ended)
-{
-        if (holdfd >= 0 && *ended)
-                (void)ofd_lock(holdfd, F_OFD_SETLK, F_UNLCK, NULL);
-        *ended = false;
 }

@@ -20,15 +20,12 @@ int session_holds_create(int sessfd);
 int session_hold_take(int sessfd);
 
 /*
- * The supervisor's, on its fd, once the TTL ran out: true while some exec holds the session.
- * Otherwise it takes the write lock and keeps it (*ended becomes true): no exec can hold the
- * session from then on.
+ * The supervisor's, on its fd, once the TTL ran out and just before it would end the session:
+ * true while some exec holds the session. Otherwise it takes the write lock, which stays until
+ * the supervisor exits (the session ends at once): no exec can hold the session from then on.
  */
-bool session_holds_end(int holdfd, bool *ended);
+bool session_holds_end(int holdfd);
 
 /* The supervisor's: whether some exec holds the session now, looked at without taking any
- * lock (ended: what _end() left). */
-bool session_holds_peek(int holdfd, bool ended);
-
-/* The supervisor's: a renewed TTL lets execs hold the session again. */
-void session_holds_reopen(int holdfd, bool *ended);
+ * lock. */
+bool session_holds_peek(int holdfd);
