@@ -85,10 +85,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
          * outlive their client. */
         if (r == 0 && cgroup_limits_wanted(c))
                 r = cgroup_prepare(c, true, &plan, e);
-        if (r == 0 && (r = cgroup_session_create(&plan, c, st.id, &cg, e)) == 0)
-                cgroup_session_to_state(&cg, &st);
-        else if (r < 0)
-                cgroup_plan_release(&plan); /* by path: before joining the session */
+        if (r == 0)
+                r = cgroup_session_create_v2(&plan, c, st.id, &cg, e);
         /* The init's exec channel: the init itself serves the command that comes over it. */
         _cleanup_close_ int chan = -1, init_chan = -1;
         int pair[2];
@@ -96,11 +94,16 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 chan = pair[0];
                 init_chan = pair[1];
         }
+        if (r == 0)
+                r = session_spawn_start(c, &cg, init_chan, &p, e);
+        /* while the init builds its root */
+        if (r == 0 && (r = cgroup_session_create_v1(&plan, c, st.id, &cg, e)) == 0)
+                cgroup_session_to_state(&cg, &st);
         bool provision = (c->packages && c->packages[0]) || c->setup, served = false;
         struct cgroup_exec cx = CGROUP_EXEC_INIT;
-        /* The request goes ahead, before the session exists: the init finds it as soon as it
-         * is ready, where it would otherwise wait for this process to wake up on #2 and send
-         * it (two wake-ups). Not when something must happen before the command, or can still
+        /* The request goes ahead, before the session is ready: the init finds it as soon as it
+         * is, where it would otherwise wait for this process to wake up on #2 and send it (two
+         * wake-ups). Not when something must happen before the command, or can still
          * fail after #2 (a failure must mean that the command never ran): set-up commands and
          * packages, the egress proxy, the audit log's create record; nor with -T, whose pty
          * gets the caller's window size before the command starts. The init itself checks its
@@ -119,7 +122,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
                 }
         }
         if (r == 0)
-                r = session_spawn(c, &cg, init_chan, &p, e);
+                r = session_spawn_finish(c, &cg, &p, e);
         if (r == 0) /* once the session is up: a failed one gets its own error only */
                 warn_unenforced(c, &plan);
         uint64_t ready_ms = now_monotonic_ms(); /* #2: the init starts a command sent ahead */
@@ -165,6 +168,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         cgroup_session_kill(&cg);
         session_kill(&p);
         cgroup_session_remove(&cg);
+        if (r < 0) /* the parents of cgroups that were never made */
+                cgroup_plan_release(&plan);
         strv_freep(&st.env);
         return r;
 }

@@ -396,18 +396,21 @@ void cgroup_plan_release(const struct cgroup_plan *plan)
                 (void)rmdir(plan->v1_freezer_parent);
 }
 
-int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_config *c,
-                          const char *id, struct cgroup_session *cs, struct sbx_error *e)
+int cgroup_session_create_v2(const struct cgroup_plan *plan, const struct sbx_config *c,
+                             const char *id, struct cgroup_session *cs, struct sbx_error *e)
+{
+        if (!plan->v2_parent[0])
+                return 0;
+        struct sbx_error sub = {0};
+        int r = cg_v2_session_create(plan->v2_parent, plan->v2_mask, c, id, cs,
+                                     plan->v2_mask ? e : &sub);
+        return r < 0 && plan->v2_mask ? r : 0; /* a kill-only v2 cgroup: best effort */
+}
+
+int cgroup_session_create_v1(const struct cgroup_plan *plan, const struct sbx_config *c,
+                             const char *id, struct cgroup_session *cs, struct sbx_error *e)
 {
         int r = 0;
-        if (plan->v2_parent[0]) {
-                struct sbx_error sub = {0};
-                r = cg_v2_session_create(plan->v2_parent, plan->v2_mask, c, id, cs,
-                                         plan->v2_mask ? e : &sub);
-                if (r < 0 && plan->v2_mask)
-                        return r;
-                r = 0; /* kill-only v2 cgroup: best effort */
-        }
         for (int k = 0; r == 0 && k < CG_NCTRL; k++) {
                 if (!(plan->v1_mask & CG_BIT(k)))
                         continue;
@@ -429,8 +432,6 @@ int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_confi
                                          &cs->v1_freezer_parent_fd, &sub) < 0)
                         cg_str_clear(&cs->v1_freezer);
         }
-        if (r < 0)
-                cgroup_session_remove(cs);
         return r;
 }
 

@@ -123,9 +123,16 @@ bool cgroup_limits_wanted(const struct sbx_config *c);
  * cgroups existed; rmdir never removes a cgroup that is in use). */
 void cgroup_plan_release(const struct cgroup_plan *plan);
 
-/* Create <parent>/<id> with c's limits (and the v2 "init" leaf). Nothing is left on failure. */
-int cgroup_session_create(const struct cgroup_plan *plan, const struct sbx_config *c,
-                          const char *id, struct cgroup_session *cs, struct sbx_error *e);
+/*
+ * Create <parent>/<id> with c's limits, in two steps: the v2 cgroup (and its "init" leaf) before
+ * the init's clone, which is born in it; the v1 cgroups (and the v1 freezer) while the init
+ * builds its root, which it enters only after (session_spawn_finish): its root is built on the
+ * other CPU meanwhile. On failure what either made stays in cs, for cgroup_session_remove.
+ */
+int cgroup_session_create_v2(const struct cgroup_plan *plan, const struct sbx_config *c,
+                             const char *id, struct cgroup_session *cs, struct sbx_error *e);
+int cgroup_session_create_v1(const struct cgroup_plan *plan, const struct sbx_config *c,
+                             const char *id, struct cgroup_session *cs, struct sbx_error *e);
 /* Put pid (the session init) into the v2 "init" leaf, where clone3 with CLONE_INTO_CGROUP was
  * not available. */
 int cgroup_session_attach_v2(const struct cgroup_session *cs, pid_t pid, struct sbx_error *e);

@@ -31,11 +31,12 @@ struct session_proc {
         struct proxy_handle proxy; /* the egress proxy in proxy mode (net/proxy.h) */
         struct uid_slot uids;      /* its host uid/gid range, held until it is reaped */
         int layer_fd;              /* the writable layer's root (O_PATH), for `sbx diff` */
+        int sync;                  /* the handshake with the init, between #1 and #2 */
 };
 #define SESSION_PROC_INIT                                                                          \
         {                                                                                          \
                 .pidfd = -1, .ns = {-1, -1, -1, -1, -1, -1, -1}, .proxy = PROXY_HANDLE_INIT,       \
-                .uids = UID_SLOT_INIT, .layer_fd = -1                                              \
+                .uids = UID_SLOT_INIT, .layer_fd = -1, .sync = -1                                  \
         }
 
 void session_ns_close(int ns[SESSION_NS_COUNT]);
@@ -57,11 +58,20 @@ pid_t fork_into_cgroup(int cgroup_fd, bool *placed);
 
 struct cgroup_session;
 /*
- * Clone the session init with every namespace, into the session's cgroups when cg is not NULL
- * (before it runs anything of its own), write its uid/gid maps, and wait until its root is
- * built (sync points #1 and #2). On failure nothing is left: the init is killed and reaped.
- * The init dies with the calling process (PDEATHSIG).
+ * Clone the session init with every namespace, into the session's v2 cgroup when cg has one
+ * (before it runs anything of its own), write its uid/gid maps and hand it what it builds its
+ * root from (sync point #1). The init builds its root from here on: meanwhile the caller makes
+ * what it needs only at #2 (the v1 cgroups: cgroup_session_create_v1), then calls
+ * session_spawn_finish, which hands the init its v1 cgroups and waits until its root is built
+ * (#2). On failure of either nothing is left: the init is killed and reaped. Between the two,
+ * the caller's own failure ends the init with session_kill. The init dies with the calling
+ * process (PDEATHSIG).
  */
+int session_spawn_start(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
+                        struct session_proc *out, struct sbx_error *e);
+int session_spawn_finish(const struct sbx_config *c, const struct cgroup_session *cg,
+                         struct session_proc *p, struct sbx_error *e);
+/* Both at once, for a session whose cgroups are all made (or that has none). */
 int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
                   struct session_proc *out, struct sbx_error *e);
 /*

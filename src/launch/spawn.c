@@ -188,6 +188,7 @@ static int send_host_usr(const struct sbx_config *c, const struct session_proc *
 void session_kill(struct session_proc *p)
 {
         proxy_stop(&p->proxy);
+        closep(&p->sync);
         session_ns_close(p->ns);
         closep(&p->layer_fd);
         if (p->pidfd >= 0)
@@ -207,7 +208,8 @@ void session_kill(struct session_proc *p)
 /*
  * The init is born in the session's v2 "init" cgroup (clone3 CLONE_INTO_CGROUP) when there is
  * one and the kernel can; otherwise it is moved there by pid before #1: until #1 it runs
- * nothing but sbx's own code waiting for it. Into the v1 cgroups it moves itself (init.c).
+ * nothing but sbx's own code waiting for it. Into the v1 cgroups it moves itself (init.c), once
+ * its root is built (send_v1_tasks).
  */
 static pid_t clone_init(unsigned long flags, const struct cgroup_session *cg, bool *ret_in_v2)
 {
@@ -224,8 +226,8 @@ static pid_t clone_init(unsigned long flags, const struct cgroup_session *cg, bo
         return sys_clone_flags(flags);
 }
 
-static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
-                 struct session_proc *out, struct sbx_error *e)
+static int spawn_start(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
+                       struct session_proc *out, struct sbx_error *e)
 {
         int sp[2];
         if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
@@ -236,15 +238,8 @@ static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, in
         if (geteuid() == 0 && setgroups(0, NULL) < 0)
                 return sbx_internal(e, errno, "failed to drop supplementary groups");
 
-        /* The init moves itself into the v1 cgroups (sandbox/init.c): the files are opened
-         * here, since the kernel checks a move against the opener's credentials. */
-        _Static_assert(CG_NCTRL == INIT_CGROUP_FDS && CG_MEMORY == 0 && CG_PIDS == 1 && CG_CPU == 2,
-                       "init.c names the tasks fds memory, pids, cpu");
+        /* The v1 "tasks" files come after #1 (session_spawn_finish). */
         struct init_fds fds = {.sync = child_end, .exec = exec_fd, .cgroup_tasks = {-1, -1, -1}};
-        int r = cg ? cgroup_session_open_v1_tasks(cg, fds.cgroup_tasks, e) : 0;
-        if (r < 0)
-                return r;
-
         /* No CLONE_NEWNET: the init's helper makes that one in parallel (sandbox/helper.c). */
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC |
                               CLONE_NEWUTS | CLONE_NEWCGROUP;
@@ -254,29 +249,24 @@ static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, in
                 closep(&parent_end);
                 session_init_main(c, &fds);
         }
-        int clone_err = errno;
-        for (int k = 0; k < INIT_CGROUP_FDS; k++)
-                closep(&fds.cgroup_tasks[k]);
         if (pid < 0)
-                return clone_err == EPERM || clone_err == EINVAL || clone_err == ENOSPC
-                           ? sbx_unsupported(e, clone_err,
+                return errno == EPERM || errno == EINVAL || errno == ENOSPC
+                           ? sbx_unsupported(e, errno,
                                              "failed to create the session's namespaces "
                                              "(are user namespaces enabled? see 'sbx "
                                              "check')")
-                           : sbx_internal(e, clone_err, "failed to create the session");
+                           : sbx_internal(e, errno, "failed to create the session");
         closep(&child_end);
 
         struct session_proc p = SESSION_PROC_INIT;
         p.pid = pid;
         p.pidfd = sys_pidfd_open(pid, 0);
-        r = p.pidfd < 0
-                ? sbx_unsupported(e, errno,
-                                  "pidfd_open is not available (sbx needs Linux 5.3 or newer)")
-                : 0;
+        int r = p.pidfd < 0
+                    ? sbx_unsupported(e, errno,
+                                      "pidfd_open is not available (sbx needs Linux 5.3 or newer)")
+                    : 0;
         if (r == 0 && cg && !in_v2)
                 r = cgroup_session_attach_v2(cg, pid, e);
-        if (r == 0 && cg)
-                r = cgroup_session_attach_freezer(cg, pid, e);
         /* After the clone: the init must not hold the range's lock (it would outlive us). */
         if (r == 0)
                 r = uid_slot_take(c, &p.uids, e);
@@ -292,14 +282,7 @@ static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, in
                 r = send_host_usr(c, &p, parent_end, e);
         if (r == 0)
                 r = volumes_send(c, pid, parent_end, e);
-        /* #2: root built, or the init's own error */
-        if (r == 0)
-                r = sync_wait_fd(parent_end, "the session init", &p.ns[NS_NET], e);
-        /* #2b: the layer's root */
-        if (r == 0)
-                r = sync_wait_fd(parent_end, "the session init", &p.layer_fd, e);
-        if (r == 0)
-                r = check_netns(c, p.ns[NS_NET], e);
+        p.sync = TAKE_FD(parent_end);
         if (r < 0) {
                 session_kill(&p);
                 return r;
@@ -308,11 +291,72 @@ static int spawn(const struct sbx_config *c, const struct cgroup_session *cg, in
         return 0;
 }
 
-int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
-                  struct session_proc *out, struct sbx_error *e)
+/*
+ * The init moves itself into the v1 cgroups (sandbox/init.c) once its root is built: one
+ * message per controller (memory, pids, cpu), with its "tasks" file or none. The files are
+ * opened here, since the kernel checks a move against the opener's credentials.
+ */
+static int send_v1_tasks(const struct cgroup_session *cg, const struct session_proc *p,
+                         struct sbx_error *e)
 {
-        int r = spawn(c, cg, exec_fd, out, e);
+        _Static_assert(CG_NCTRL == INIT_CGROUP_FDS && CG_MEMORY == 0 && CG_PIDS == 1 && CG_CPU == 2,
+                       "init.c names the tasks fds memory, pids, cpu");
+        int tasks[CG_NCTRL] = {-1, -1, -1};
+        int r = cg ? cgroup_session_open_v1_tasks(cg, tasks, e) : 0;
+        bool sent = true;
+        for (int k = 0; k < CG_NCTRL; k++) {
+                if (r == 0 && sent)
+                        sent = sync_send_ok_fd(p->sync, tasks[k]) == 0;
+                closep(&tasks[k]);
+        }
+        /* An init that failed early has sent its error and gone: that error, read at #2, is
+         * the one to report. An init still waiting sees the end of the channel and fails. */
+        if (!sent)
+                (void)shutdown(p->sync, SHUT_WR);
+        return r;
+}
+
+static int spawn_finish(const struct sbx_config *c, const struct cgroup_session *cg,
+                        struct session_proc *p, struct sbx_error *e)
+{
+        int r = cg ? cgroup_session_attach_freezer(cg, p->pid, e) : 0;
+        if (r == 0)
+                r = send_v1_tasks(cg, p, e);
+        /* #2: root built, or the init's own error */
+        if (r == 0)
+                r = sync_wait_fd(p->sync, "the session init", &p->ns[NS_NET], e);
+        /* #2b: the layer's root */
+        if (r == 0)
+                r = sync_wait_fd(p->sync, "the session init", &p->layer_fd, e);
+        if (r == 0)
+                r = check_netns(c, p->ns[NS_NET], e);
+        closep(&p->sync);
+        if (r < 0)
+                session_kill(p);
+        return r;
+}
+
+int session_spawn_start(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
+                        struct session_proc *out, struct sbx_error *e)
+{
+        int r = spawn_start(c, cg, exec_fd, out, e);
         if (r < 0) /* the host's own refusal, when there is one, is what the user must fix */
                 host_refusal_explain(!c->read_only, e);
         return r;
+}
+
+int session_spawn_finish(const struct sbx_config *c, const struct cgroup_session *cg,
+                         struct session_proc *p, struct sbx_error *e)
+{
+        int r = spawn_finish(c, cg, p, e);
+        if (r < 0)
+                host_refusal_explain(!c->read_only, e);
+        return r;
+}
+
+int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
+                  struct session_proc *out, struct sbx_error *e)
+{
+        int r = session_spawn_start(c, cg, exec_fd, out, e);
+        return r < 0 ? r : session_spawn_finish(c, cg, out, e);
 }

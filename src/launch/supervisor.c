@@ -154,16 +154,21 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         if (s->sigfd < 0 || s->timerfd < 0 || s->epfd < 0)
                 return sbx_internal(e, errno, "failed to set up the supervisor");
 
-        int r = cgroup_session_create(s->plan, s->cfg, s->st.id, &s->cg, e);
+        int r = cgroup_session_create_v2(s->plan, s->cfg, s->st.id, &s->cg, e);
         if (r < 0)
                 return r;
-        cgroup_session_to_state(&s->cg, &s->st);
         _cleanup_close_ int execfd = -1;
         if ((r = listen_exec(s, &execfd, e)) < 0)
                 return r;
-        if ((r = session_spawn(s->cfg, &s->cg, execfd, &s->init, e)) < 0)
+        if ((r = session_spawn_start(s->cfg, &s->cg, execfd, &s->init, e)) < 0)
                 return r;
         closep(&execfd);
+        /* while the init builds its root (on failure, the caller's cleanup ends it) */
+        if ((r = cgroup_session_create_v1(s->plan, s->cfg, s->st.id, &s->cg, e)) < 0)
+                return r;
+        cgroup_session_to_state(&s->cg, &s->st);
+        if ((r = session_spawn_finish(s->cfg, &s->cg, &s->init, e)) < 0)
+                return r;
         s->st.uid_start = s->init.uids.start;
         s->st.uid_count = s->init.uids.count;
         s->st.helper_uid = s->init.uids.helper;

@@ -35,6 +35,11 @@
  * cgroup_threadgroup_rwsem and waits for an RCU grace period (8-20 ms here); the calling thread
  * moving itself does not (~0.1 ms). The init has one thread, so that is the whole process.
  *
+ * It does so once its root is built, before anything of the session's own runs (#2): the
+ * supervisor makes the v1 cgroups meanwhile, on the other CPU (launch/spawn.c), and sends one
+ * message per controller (memory, pids, cpu) with its "tasks" file or none. Until then the
+ * init runs only sbx's code, whose CPU time is the supervisor's.
+ *
  * Not into the memory and pids cgroups: those are the command's (exec_server.c). The init
  * and the reapers it forks serve every exec, so they must never be charged to a memory cgroup
  * the command filled (tmpfs pages belong to no process: the OOM killer would find only them),
@@ -42,8 +47,13 @@
  * fork, through the fds kept here (the last two of fds, -1 where there is none). The init's
  * own pages stay with the supervisor's cgroup, like the supervisor's.
  */
-static int enter_v1_cgroups(int fds[INIT_CGROUP_FDS], struct sbx_error *e)
+static int enter_v1_cgroups(int sync_fd, int fds[INIT_CGROUP_FDS], struct sbx_error *e)
 {
+        for (int k = 0; k < INIT_CGROUP_FDS; k++) {
+                int r = sync_wait_fd(sync_fd, "the supervisor", &fds[k], e);
+                if (r < 0)
+                        return r;
+        }
         int r = 0;
         if (fds[2] >= 0 && write_all(fds[2], "0", 1) < 0)
                 r = sbx_unsupported(e, errno, "failed to move the session into its cpu cgroup");
@@ -57,19 +67,13 @@ static int init_setup(const struct sbx_config *c, struct init_fds *fds, struct h
         struct rootfs_sources src = {
             .base_fd = -1, .usr_tree_fd = -1, .layers_fd = -1, .host_usr_tree_fd = -1};
 
-        /* First into the v1 cgroups, before anything is forked or allocated here */
-        int r = enter_v1_cgroups(fds->cgroup_tasks, e);
-        /* #1: the supervisor has written our uid/gid maps (and opened our namespaces). Waited
-         * for after a failed move too: the supervisor reads the error at #2. */
-        struct sbx_error ignored = {0};
-        int r1 = sync_wait_fd(fds->sync, "the supervisor", &src.usr_tree_fd, r < 0 ? &ignored : e);
+        /* #1: the supervisor has written our uid/gid maps (and opened our namespaces) */
+        int r = sync_wait_fd(fds->sync, "the supervisor", &src.usr_tree_fd, e);
         /* then one message per volume (the supervisor's idmapped clones) */
-        if (r1 == 0)
-                r1 = rootfs_receive_host_usr(c, fds->sync, &src, r < 0 ? &ignored : e);
-        if (r1 == 0)
-                r1 = rootfs_receive_volumes(c, fds->sync, &src, r < 0 ? &ignored : e);
         if (r == 0)
-                r = r1;
+                r = rootfs_receive_host_usr(c, fds->sync, &src, e);
+        if (r == 0)
+                r = rootfs_receive_volumes(c, fds->sync, &src, e);
         /* Only now: a non-dumpable process's /proc files belong to root, and an unprivileged
          * supervisor must write our uid_map first. Nothing else exists in our pid namespace
          * before this point, so nothing inside could have looked at us. */
@@ -94,6 +98,8 @@ static int init_setup(const struct sbx_config *c, struct init_fds *fds, struct h
         /* H's work (helper.c), before the capabilities go: done by now, as a rule */
         if (r == 0)
                 r = helper_finish(c, h, ret_netfd, e);
+        if (r == 0)
+                r = enter_v1_cgroups(fds->sync, fds->cgroup_tasks, e);
         /* last: no namespace of any kind may be made in the session from here on */
         if (r == 0)
                 r = user_limits_write(&limits, e);
