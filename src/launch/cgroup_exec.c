@@ -51,15 +51,28 @@ static bool session_limits_memory(int session_fd)
                cg_has_word(list, "memory");
 }
 
+/*
+ * recorded: a cgroup path of st; found: what cgroup_session_from_state made of it, "" when it
+ * is gone or not a cgroup. Such a cgroup is never taken as none: the command would run without
+ * the session's limit.
+ */
+static int check_found(const struct session_state *st, const char *recorded, const char *found,
+                       struct sbx_error *e)
+{
+        if (recorded && !found[0])
+                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
+        return 0;
+}
+
 int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_session *cs,
                         struct cgroup_exec *x, struct sbx_error *e)
 {
         const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
-        /* A recorded cgroup that is gone or not a cgroup: never run the command unlimited. */
-        if ((st->cgroup && !cs->v2[0]) || (v1[0] && !cs->v1[0][0]) || (v1[1] && !cs->v1[1][0]) ||
-            (v1[2] && !cs->v1[2][0]))
-                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
-        int r = 0;
+        int r = check_found(st, st->cgroup, cs->v2, e);
+        for (int k = 0; r == 0 && k < CG_NCTRL; k++)
+                r = check_found(st, v1[k], cs->v1[k], e);
+        if (r < 0)
+                return r;
         char init[PATH_MAX], leaf[PATH_MAX], why[300];
         /* a session in a delegated systemd scope: its cgroups can only be entered from there */
         if (cs->v2[0] && (r = cg_delegate_enter_session(cs->v2, why, sizeof(why))) < 0)
@@ -123,13 +136,13 @@ bool cgroup_server_ok(const struct cgroup_session *cs)
 int cgroup_server_prepare(const struct session_state *st, const struct cgroup_session *cs,
                           struct cgroup_exec *x, struct sbx_error *e)
 {
-        /* as for an exec: a recorded cgroup that fails the checks is never taken as none */
-        if (st->cgroup_v1_memory && !cs->v1[CG_MEMORY][0])
-                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
-        if (!cs->v1[CG_MEMORY][0])
-                return 0;
+        /* as for an exec, but only v1 memory is opened here: the init's server puts the
+         * command into the session's cgroups itself */
+        int r = check_found(st, st->cgroup_v1_memory, cs->v1[CG_MEMORY], e);
+        if (r < 0 || !cs->v1[CG_MEMORY][0])
+                return r;
         /* oom_killed: the session's OOM kills before and after (cgroup_exec_finish) */
-        int r = open_dir(cs->v1[CG_MEMORY], &x->v1_memory_fd, e);
+        r = open_dir(cs->v1[CG_MEMORY], &x->v1_memory_fd, e);
         if (r == 0)
                 x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
         return r;
