@@ -51,6 +51,15 @@ static bool session_limits_memory(int session_fd)
                cg_has_word(list, "memory");
 }
 
+/* The same for an exec: what cgroup_server_ok read already (the file is written only when the
+ * session is made), else a look through session_fd. */
+static bool exec_limits_memory(const struct cgroup_session *cs, int session_fd)
+{
+        if (cs->v2_limits_memory >= 0)
+                return cs->v2_limits_memory > 0;
+        return session_limits_memory(session_fd);
+}
+
 /*
  * recorded: a cgroup path of st; found: what cgroup_session_from_state made of it, "" when it
  * is gone or not a cgroup. Such a cgroup is never taken as none: the command would run without
@@ -86,7 +95,7 @@ int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_sess
                         r = open_dir(init, &x->init_fd, e);
                 if (r == 0)
                         r = open_dir(cs->v2, &x->session_fd, e);
-                if (r == 0 && session_limits_memory(x->session_fd)) {
+                if (r == 0 && exec_limits_memory(cs, x->session_fd)) {
                         r = cg_v2_exec_leaf(cs->v2, x->leaf_name, sizeof(x->leaf_name), e);
                         if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs->v2, x->leaf_name)) == 0)
                                 r = open_dir(leaf, &x->leaf_fd, e);
@@ -117,16 +126,17 @@ int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_sess
         return r;
 }
 
-/* Whether the session's v2 cgroup limits memory (or cannot be looked at). */
-static bool v2_limits_memory(const struct cgroup_session *cs)
+/* Whether the session's v2 cgroup limits memory (or cannot be looked at), kept in cs. */
+static bool v2_limits_memory(struct cgroup_session *cs)
 {
         if (!cs->v2[0])
                 return false;
         _cleanup_close_ int fd = open(cs->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        return fd < 0 || session_limits_memory(fd);
+        cs->v2_limits_memory = fd < 0 || session_limits_memory(fd);
+        return cs->v2_limits_memory;
 }
 
-bool cgroup_server_ok(const struct cgroup_session *cs)
+bool cgroup_server_ok(struct cgroup_session *cs)
 {
         /* v1: the init is outside the memory cgroup and each command moves itself in (the
          * init's server serves); v2: a memory limit wants a leaf per exec (the client's) */
