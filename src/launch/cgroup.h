@@ -82,12 +82,14 @@ struct cgroup_session {
         int v2_init_fd;         /* <v2>/init (CLONE_INTO_CGROUP) */
         const char *v1_freezer; /* <v1_freezer_parent>/<id>: for pause only; "" unused */
         int v1_freezer_parent_fd;
+        int v2_limits_memory; /* what cgroup_server_ok read in <v2>/cgroup.subtree_control (set
+                                 once at create), for cgroup_exec_prepare; -1 not read yet */
 };
 #define CGROUP_SESSION_INIT                                                                        \
         {                                                                                          \
                 .v2 = cg_none, .v1 = {cg_none, cg_none, cg_none}, .v1_freezer = cg_none,           \
                 .v2_parent_fd = -1, .v1_parent_fd = {-1, -1, -1}, .v2_init_fd = -1,                \
-                .v1_freezer_parent_fd = -1                                                         \
+                .v1_freezer_parent_fd = -1, .v2_limits_memory = -1                                 \
         }
 
 /*
@@ -250,9 +252,10 @@ int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_sess
  * refused by pids.max. Under v2 a memory limit gives each exec a leaf of its own
  * (memory.oom.group), which a process under the session's filter cannot clone into: the
  * client's path (launch/join.c). Checked before connecting: a connection alone makes the init
- * fork a B.
+ * fork a B. What it read stays in cs, so that cgroup_exec_prepare on that path, which follows
+ * with the same cs, does not read it again.
  */
-bool cgroup_server_ok(const struct cgroup_session *cs);
+bool cgroup_server_ok(struct cgroup_session *cs);
 /*
  * A command about to be handed to the init (exec, or `run`'s one command) where
  * cgroup_server_ok said yes: with a v1 memory limit, x gets the session's OOM count before the

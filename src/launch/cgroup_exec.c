@@ -51,15 +51,37 @@ static bool session_limits_memory(int session_fd)
                cg_has_word(list, "memory");
 }
 
+/* The same for an exec: what cgroup_server_ok read already (the file is written only when the
+ * session is made), else a look through session_fd. */
+static bool exec_limits_memory(const struct cgroup_session *cs, int session_fd)
+{
+        if (cs->v2_limits_memory >= 0)
+                return cs->v2_limits_memory > 0;
+        return session_limits_memory(session_fd);
+}
+
+/*
+ * recorded: a cgroup path of st; found: what cgroup_session_from_state made of it, "" when it
+ * is gone or not a cgroup. Such a cgroup is never taken as none: the command would run without
+ * the session's limit.
+ */
+static int check_found(const struct session_state *st, const char *recorded, const char *found,
+                       struct sbx_error *e)
+{
+        if (recorded && !found[0])
+                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
+        return 0;
+}
+
 int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_session *cs,
                         struct cgroup_exec *x, struct sbx_error *e)
 {
         const char *v1[CG_NCTRL] = {st->cgroup_v1_memory, st->cgroup_v1_pids, st->cgroup_v1_cpu};
-        /* A recorded cgroup that is gone or not a cgroup: never run the command unlimited. */
-        if ((st->cgroup && !cs->v2[0]) || (v1[0] && !cs->v1[0][0]) || (v1[1] && !cs->v1[1][0]) ||
-            (v1[2] && !cs->v1[2][0]))
-                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
-        int r = 0;
+        int r = check_found(st, st->cgroup, cs->v2, e);
+        for (int k = 0; r == 0 && k < CG_NCTRL; k++)
+                r = check_found(st, v1[k], cs->v1[k], e);
+        if (r < 0)
+                return r;
         char init[PATH_MAX], leaf[PATH_MAX], why[300];
         /* a session in a delegated systemd scope: its cgroups can only be entered from there */
         if (cs->v2[0] && (r = cg_delegate_enter_session(cs->v2, why, sizeof(why))) < 0)
@@ -73,7 +95,7 @@ int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_sess
                         r = open_dir(init, &x->init_fd, e);
                 if (r == 0)
                         r = open_dir(cs->v2, &x->session_fd, e);
-                if (r == 0 && session_limits_memory(x->session_fd)) {
+                if (r == 0 && exec_limits_memory(cs, x->session_fd)) {
                         r = cg_v2_exec_leaf(cs->v2, x->leaf_name, sizeof(x->leaf_name), e);
                         if (r == 0 && (r = cg_path(leaf, sizeof(leaf), cs->v2, x->leaf_name)) == 0)
                                 r = open_dir(leaf, &x->leaf_fd, e);
@@ -104,16 +126,17 @@ int cgroup_exec_prepare(const struct session_state *st, const struct cgroup_sess
         return r;
 }
 
-/* Whether the session's v2 cgroup limits memory (or cannot be looked at). */
-static bool v2_limits_memory(const struct cgroup_session *cs)
+/* Whether the session's v2 cgroup limits memory (or cannot be looked at), kept in cs. */
+static bool v2_limits_memory(struct cgroup_session *cs)
 {
         if (!cs->v2[0])
                 return false;
         _cleanup_close_ int fd = open(cs->v2, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-        return fd < 0 || session_limits_memory(fd);
+        cs->v2_limits_memory = fd < 0 || session_limits_memory(fd);
+        return cs->v2_limits_memory;
 }
 
-bool cgroup_server_ok(const struct cgroup_session *cs)
+bool cgroup_server_ok(struct cgroup_session *cs)
 {
         /* v1: the init is outside the memory cgroup and each command moves itself in (the
          * init's server serves); v2: a memory limit wants a leaf per exec (the client's) */
@@ -123,13 +146,13 @@ bool cgroup_server_ok(const struct cgroup_session *cs)
 int cgroup_server_prepare(const struct session_state *st, const struct cgroup_session *cs,
                           struct cgroup_exec *x, struct sbx_error *e)
 {
-        /* as for an exec: a recorded cgroup that fails the checks is never taken as none */
-        if (st->cgroup_v1_memory && !cs->v1[CG_MEMORY][0])
-                return sbx_internal(e, 0, "the cgroups of session '%s' are missing", st->id);
-        if (!cs->v1[CG_MEMORY][0])
-                return 0;
+        /* as for an exec, but only v1 memory is opened here: the init's server puts the
+         * command into the session's cgroups itself */
+        int r = check_found(st, st->cgroup_v1_memory, cs->v1[CG_MEMORY], e);
+        if (r < 0 || !cs->v1[CG_MEMORY][0])
+                return r;
         /* oom_killed: the session's OOM kills before and after (cgroup_exec_finish) */
-        int r = open_dir(cs->v1[CG_MEMORY], &x->v1_memory_fd, e);
+        r = open_dir(cs->v1[CG_MEMORY], &x->v1_memory_fd, e);
         if (r == 0)
                 x->oom_before = cg_v1_oom_kills(x->v1_memory_fd);
         return r;

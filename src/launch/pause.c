@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Pause and resume, the client half: the session's supervisor owns its cgroups and does the
- * freezing (supervisor.c, PAUSE / RESUME), so two clients never race on cgroup.freeze and the
+ * freezing (supervisor_ctl.c, PAUSE / RESUME), so two clients never race on cgroup.freeze and the
  * audit record is written where the change is made.
  */
 #include <stdio.h>

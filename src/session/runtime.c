@@ -122,8 +122,9 @@ int runtime_resolve_open(int rtfd, const char *id_or_name, char out[static SESSI
 {
         char target[64];
 
-        if (runtime_check_ref(id_or_name, e) < 0)
-                return -EINVAL;
+        /* The branches are runtime_check_ref's own tests (which the callers ran before
+         * runtime_open): it runs again only for a ref that is neither, to refuse it with its
+         * message before any file is touched. */
         if (session_id_valid(id_or_name)) {
                 memcpy(out, id_or_name, SESSION_ID_LEN + 1);
         } else if (session_name_valid(id_or_name)) {
@@ -136,6 +137,9 @@ int runtime_resolve_open(int rtfd, const char *id_or_name, char out[static SESSI
                 if (!session_id_valid(target))
                         return no_such_session(e, id_or_name);
                 memcpy(out, target, SESSION_ID_LEN + 1);
+        } else {
+                (void)runtime_check_ref(id_or_name, e);
+                return -EINVAL;
         }
 
         int fd = runtime_open_session(rtfd, out);

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The supervisor's control socket: the requests of the session's owner on ctl (exec, renew,
+ * net, layer, busy, pause, destroy) and their replies. The loop that calls these, the TTL and
+ * the session's end are in supervisor.c.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "../session/audit.h"
+#include "../session/hold.h"
+#include "../session/state.h"
+#include "shared/buf.h"
+#include "shared/macros.h"
+#include "shared/util.h"
+#include "cgroup.h"
+#include "launch.h"
+#include "supervisor-internal.h"
+
+static void send_reply_fds(int fd, const char *text, const int *fds, size_t n)
+{
+        char cbuf[CMSG_SPACE(sizeof(int) * 16)] = {0};
+        struct iovec iov = {.iov_base = (void *)text, .iov_len = strlen(text)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (n > 0) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+        }
+        (void)RETRY_EINTR(sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT));
+}
+
+static void send_reply(int fd, const char *text)
+{
+        send_reply_fds(fd, text, NULL, 0);
+}
+
+/* "OK <mask>": bit i set = namespace i follows, in order, after the init's pidfd. */
+static void send_session_fds(struct supervisor *s, int fd)
+{
+        int fds[1 + SESSION_NS_COUNT] = {s->init.pidfd};
+        size_t n = 1;
+        unsigned mask = 0;
+        for (int i = 0; i < SESSION_NS_COUNT; i++)
+                if (s->init.ns[i] >= 0) {
+                        fds[n++] = s->init.ns[i];
+                        mask |= 1u << i;
+                }
+        char text[32];
+        snprintf(text, sizeof(text), "OK %u", mask);
+        send_reply_fds(fd, text, fds, n);
+}
+
+static void close_client(struct supervisor *s, int fd)
+{
+        if (fd < MAX_CLIENTS)
+                s->client[fd] = false;
+        (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
+        if (fd < MAX_CLIENTS && s->exec_conn[fd]) {
+                s->exec_conn[fd] = false;
+                s->busy--;
+        }
+        close(fd);
+        if (s->expiry_pending && !execs_running(s))
+                end_session(s, "expired", "the TTL ran out while commands were running");
+}
+
+/*
+ * PAUSE / RESUME: freeze or thaw every process of the session. Replies "OK", or "ERR <word>"
+ * (paused: already; running: not paused; unsupported: no v2 freezer; timeout: the tasks did
+ * not all stop, and the session runs on; else an errno number) for the client to word.
+ */
+static void handle_pause(struct supervisor *s, int fd, bool pause)
+{
+        int frozen = cgroup_state_frozen(&s->st);
+        if (frozen == (pause ? 1 : 0)) {
+                send_reply(fd, pause ? "ERR paused" : "ERR running");
+                return;
+        }
+        uint64_t start = now_monotonic_ms();
+        int r = cgroup_session_freeze(&s->cg, pause);
+        char reply[64];
+        if (r == -EOPNOTSUPP)
+                snprintf(reply, sizeof(reply), "ERR unsupported");
+        else if (r == -ETIMEDOUT)
+                snprintf(reply, sizeof(reply), "ERR timeout");
+        else if (r < 0)
+                snprintf(reply, sizeof(reply), "ERR %d", -r);
+        else
+                snprintf(reply, sizeof(reply), "OK");
+        if (r == 0) {
+                _cleanup_buf_ struct buf b = {0};
+                audit_begin(&b, s->st.id, pause ? "pause" : "resume");
+                audit_int(&b, "duration_ms", (int64_t)(now_monotonic_ms() - start));
+                (void)audit_commit(s->auditfd, &b);
+        }
+        send_reply(fd, reply);
+}
+
+void handle_request(struct supervisor *s, int fd)
+{
+        char req[1024];
+        ssize_t n = RETRY_EINTR(recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT));
+        if (n <= 0) {
+                if (n == 0 || errno != EAGAIN)
+                        close_client(s, fd);
+                return;
+        }
+        req[n] = '\0';
+        unsigned long long ttl;
+        char reply[128];
+
+        if (strcmp(req, "EXEC") == 0 || strcmp(req, "HOLD") == 0) {
+                /* HOLD: an exec through the init's own server by an sbx from before
+                 * HOLDS_FILE, which needs no fds of ours */
+                if (fd < MAX_CLIENTS && !s->exec_conn[fd]) {
+                        s->exec_conn[fd] = true;
+                        s->busy++;
+                }
+                if (req[0] == 'E')
+                        send_session_fds(s, fd);
+        } else if (strcmp(req, "PING") == 0) {
+                send_reply(fd, "OK");
+        } else if (sscanf(req, "RENEW %llu", &ttl) == 1) {
+                (void)arm_ttl(s, (uint64_t)ttl);
+                /* renewed after it ran out, while commands still run: it goes on */
+                s->expiry_pending = false;
+                (void)session_state_write(s->sessfd, &s->st);
+                snprintf(reply, sizeof(reply), "OK %lld %llu", (long long)s->st.expires_at,
+                         (unsigned long long)s->st.ttl_sec);
+                send_reply(fd, reply);
+        } else if (strncmp(req, "NET ", 4) == 0) {
+                _cleanup_buf_ struct buf b = {0};
+                s->net.proxy_fd = s->init.proxy.stop_fd;
+                s->net.auditfd = s->auditfd;
+                s->net.id = s->st.id;
+                s->net.mode = net_mode_name(s->st.net);
+                netpolicy_handle(&s->net, req, &b);
+                send_reply(fd, b.data ? b.data : "ERR failed");
+        } else if (strcmp(req, "LAYER") == 0) {
+                if (s->init.layer_fd >= 0)
+                        send_reply_fds(fd, "OK", &s->init.layer_fd, 1);
+                else
+                        send_reply(fd, "ERR none");
+        } else if (strcmp(req, "BUSY") == 0) {
+                /* `sbx commit`: how many execs and file commands are running now (the
+                 * server's execs count as one: their locks tell only that there are some) */
+                snprintf(reply, sizeof(reply), "OK %d", s->busy + session_holds_peek(s->holdfd));
+                send_reply(fd, reply);
+        } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
+                handle_pause(s, fd, req[0] == 'P');
+        } else if (strcmp(req, "DESTROY") == 0) {
+                audit_end(s->auditfd, s->st.id, "destroyed", NULL);
+                teardown(s);
+                send_reply(fd, "OK");
+                _exit(0);
+        } else {
+                send_reply(fd, "ERR unknown request");
+        }
+}
+
+int accept_client(struct supervisor *s)
+{
+        int fd = accept4(s->listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+                return -1;
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        /* Only the session's owner may talk to it (the runtime dir is 0700 too). */
+        if (fd >= MAX_CLIENTS || getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 ||
+            cred.uid != geteuid() || epoll_add(s->epfd, fd) < 0) {
+                close(fd);
+                return 0;
+        }
+        s->client[fd] = true;
+        return fd;
+}
+
+/*
+ * Before the TTL ends the session: take the requests already waiting, on connections not yet
+ * accepted and on accepted ones whose event comes later in this round, so an exec that sent
+ * its HOLD (without waiting for an answer) before the timer fired counts as running. Only
+ * pending data is taken here (a peek first): a connection's end is left to its own event.
+ */
+void take_waiting_requests(struct supervisor *s)
+{
+        int fd;
+        while ((fd = accept_client(s)) >= 0)
+                if (fd > 0)
+                        handle_request(s, fd);
+        for (fd = 0; fd < MAX_CLIENTS; fd++) {
+                char c;
+                if (s->client[fd] && !s->exec_conn[fd] &&
+                    recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
+                        handle_request(s, fd);
+        }
+}
