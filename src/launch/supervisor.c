@@ -42,7 +42,7 @@ static void detach_stdio(void)
         }
 }
 
-int arm_ttl(struct supervisor *s, uint64_t ttl_sec)
+int supervisor_arm_ttl(struct supervisor *s, uint64_t ttl_sec)
 {
         s->ttl_armed++;
         s->look_ms = 0;
@@ -154,7 +154,8 @@ static int setup(struct supervisor *s, struct sbx_error *e)
         s->st.supervisor_pid = getpid();
         s->st.supervisor_start = proc_start_time(getpid());
         s->st.created_at = now_realtime_sec();
-        if (arm_ttl(s, s->cfg->ttl_sec) < 0 || session_state_write(s->sessfd, &s->st) < 0)
+        if (supervisor_arm_ttl(s, s->cfg->ttl_sec) < 0 ||
+            session_state_write(s->sessfd, &s->st) < 0)
                 return sbx_internal(e, errno, "failed to write the session state");
         if (epoll_add(s->epfd, s->listenfd) < 0 || epoll_add(s->epfd, s->timerfd) < 0 ||
             epoll_add(s->epfd, s->sigfd) < 0 || epoll_add(s->epfd, s->init.pidfd) < 0)
@@ -192,7 +193,7 @@ static void proxy_ended(struct supervisor *s)
 
 /* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
  * namespace), its cgroups, its runtime entries. */
-void teardown(struct supervisor *s)
+void supervisor_teardown(struct supervisor *s)
 {
         cgroup_session_kill(&s->cg);
         cgroup_session_thaw(&s->cg); /* a paused session ends like any other */
@@ -203,10 +204,10 @@ void teardown(struct supervisor *s)
 }
 
 /* The end of a session, whatever the reason: nothing of it is left afterwards. */
-_noreturn_ void end_session(struct supervisor *s, const char *reason, const char *detail)
+_noreturn_ void supervisor_end_session(struct supervisor *s, const char *reason, const char *detail)
 {
         audit_end(s->auditfd, s->st.id, reason, detail);
-        teardown(s);
+        supervisor_teardown(s);
         _exit(0);
 }
 
@@ -214,7 +215,7 @@ _noreturn_ void end_session(struct supervisor *s, const char *reason, const char
  * Once the TTL ran out: whether execs still run, through ctl (the join path) or holding
  * HOLDS_FILE (the server path). When neither, no exec can hold the session any more.
  */
-bool execs_running(struct supervisor *s)
+bool supervisor_execs_running(struct supervisor *s)
 {
         /* busy first: while joined execs run, the server's may still start */
         return s->busy > 0 || session_holds_end(s->holdfd);
@@ -231,7 +232,8 @@ static void creator_answer(struct supervisor *s)
         (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->creator, NULL);
         closep(&s->creator);
         if (r < 0)
-                end_session(s, "destroyed", "its creator ended before it had the session's id");
+                supervisor_end_session(s, "destroyed",
+                                       "its creator ended before it had the session's id");
         if (s->window_open) {
                 s->window_open = false;
                 provision_window_close(&s->init.proxy, s->st.net, s->net.allow, s->auditfd,
@@ -259,15 +261,16 @@ _noreturn_ static void event_loop(struct supervisor *s)
                 struct epoll_event ev[32];
                 int n = epoll_wait(s->epfd, ev, ARRAY_SIZE(ev), -1);
                 if (n < 0 && errno != EINTR)
-                        end_session(s, "crashed", "the supervisor's event loop failed");
+                        supervisor_end_session(s, "crashed", "the supervisor's event loop failed");
                 for (int i = 0; i < n; i++) {
                         int fd = ev[i].data.fd;
                         if (fd == s->init.pidfd) {
-                                end_session(s, "crashed", "the session init exited");
+                                supervisor_end_session(s, "crashed", "the session init exited");
                         } else if (fd == s->init.proxy.pidfd) {
                                 proxy_ended(s);
                         } else if (fd == s->sigfd) {
-                                end_session(s, "destroyed", "the supervisor was signalled");
+                                supervisor_end_session(s, "destroyed",
+                                                       "the supervisor was signalled");
                         } else if (fd == s->timerfd) {
                                 uint64_t ticks;
                                 if (read(s->timerfd, &ticks, sizeof(ticks)) < 0)
@@ -275,19 +278,19 @@ _noreturn_ static void event_loop(struct supervisor *s)
                                 if (s->st.ttl_sec == 0)
                                         continue;
                                 unsigned armed = s->ttl_armed;
-                                take_waiting_requests(s);
+                                supervisor_take_waiting_requests(s);
                                 if (s->ttl_armed != armed)
                                         continue; /* renewed meanwhile: the TTL runs anew */
-                                if (!execs_running(s))
-                                        end_session(s, "expired", NULL);
+                                if (!supervisor_execs_running(s))
+                                        supervisor_end_session(s, "expired", NULL);
                                 s->expiry_pending = true;
                                 look_again_soon(s);
                         } else if (fd == s->creator) {
                                 creator_answer(s);
                         } else if (fd == s->listenfd) {
-                                (void)accept_client(s);
+                                (void)supervisor_accept_client(s);
                         } else {
-                                handle_request(s, fd);
+                                supervisor_handle_request(s, fd);
                         }
                 }
         }
@@ -391,7 +394,8 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         }
         /* #3: the session is ready; #4 (or the creator's end) comes to the event loop */
         if (sync_send_ok(report_fd) < 0 || epoll_add(s.epfd, report_fd) < 0)
-                end_session(&s, "destroyed", "its creator ended before it had the session's id");
+                supervisor_end_session(&s, "destroyed",
+                                       "its creator ended before it had the session's id");
         s.creator = report_fd;
         reap_stale(rtfd, &plan->owns);
         event_loop(&s);

@@ -69,8 +69,8 @@ static void close_client(struct supervisor *s, int fd)
                 s->busy--;
         }
         close(fd);
-        if (s->expiry_pending && !execs_running(s))
-                end_session(s, "expired", "the TTL ran out while commands were running");
+        if (s->expiry_pending && !supervisor_execs_running(s))
+                supervisor_end_session(s, "expired", "the TTL ran out while commands were running");
 }
 
 /*
@@ -105,7 +105,7 @@ static void handle_pause(struct supervisor *s, int fd, bool pause)
         send_reply(fd, reply);
 }
 
-void handle_request(struct supervisor *s, int fd)
+void supervisor_handle_request(struct supervisor *s, int fd)
 {
         char req[1024];
         ssize_t n = RETRY_EINTR(recv(fd, req, sizeof(req) - 1, MSG_DONTWAIT));
@@ -130,7 +130,7 @@ void handle_request(struct supervisor *s, int fd)
         } else if (strcmp(req, "PING") == 0) {
                 send_reply(fd, "OK");
         } else if (sscanf(req, "RENEW %llu", &ttl) == 1) {
-                (void)arm_ttl(s, (uint64_t)ttl);
+                (void)supervisor_arm_ttl(s, (uint64_t)ttl);
                 /* renewed after it ran out, while commands still run: it goes on */
                 s->expiry_pending = false;
                 (void)session_state_write(s->sessfd, &s->st);
@@ -159,7 +159,7 @@ void handle_request(struct supervisor *s, int fd)
                 handle_pause(s, fd, req[0] == 'P');
         } else if (strcmp(req, "DESTROY") == 0) {
                 audit_end(s->auditfd, s->st.id, "destroyed", NULL);
-                teardown(s);
+                supervisor_teardown(s);
                 send_reply(fd, "OK");
                 _exit(0);
         } else {
@@ -167,7 +167,7 @@ void handle_request(struct supervisor *s, int fd)
         }
 }
 
-int accept_client(struct supervisor *s)
+int supervisor_accept_client(struct supervisor *s)
 {
         int fd = accept4(s->listenfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
         if (fd < 0)
@@ -190,16 +190,16 @@ int accept_client(struct supervisor *s)
  * its HOLD (without waiting for an answer) before the timer fired counts as running. Only
  * pending data is taken here (a peek first): a connection's end is left to its own event.
  */
-void take_waiting_requests(struct supervisor *s)
+void supervisor_take_waiting_requests(struct supervisor *s)
 {
         int fd;
-        while ((fd = accept_client(s)) >= 0)
+        while ((fd = supervisor_accept_client(s)) >= 0)
                 if (fd > 0)
-                        handle_request(s, fd);
+                        supervisor_handle_request(s, fd);
         for (fd = 0; fd < MAX_CLIENTS; fd++) {
                 char c;
                 if (s->client[fd] && !s->exec_conn[fd] &&
                     recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
-                        handle_request(s, fd);
+                        supervisor_handle_request(s, fd);
         }
 }
