@@ -186,6 +186,27 @@ keepers() {
         grep -q '"event":"detach_kill","command":"c1","signal":15' <<<"$output"
 }
 
+# The group is named by the command's pidfd where the kernel can (Linux 6.9,
+# PIDFD_SIGNAL_PROCESS_GROUP), so no pid number that may be freed and reused is signalled.
+@test "kill: the group is signalled through the command's pidfd, not by number (Linux 6.9+)" {
+        local major minor log=$BATS_TEST_TMPDIR/kill.strace
+        IFS=. read -r major minor _ <<<"$(uname -r)"
+        [ "$major" -gt 6 ] || { [ "$major" -eq 6 ] && [ "$minor" -ge 9 ]; } ||
+                skip "kernel $(uname -r) has no PIDFD_SIGNAL_PROCESS_GROUP"
+        new_session
+        start -- sh -c 'sleep 3177 & wait'
+        wait_until 5 test "$(host_count 'sleep 3177')" -eq 1
+        LSAN_OPTIONS=detect_leaks=0 _expect 0 strace -f -qq -e trace=kill,pidfd_send_signal \
+                -o "$log" "$SBX" kill "$sid" "$cmd" HUP
+        # positive control: the trace saw the signal sent at all
+        grep -Eq '(kill|pidfd_send_signal)\(.*SIGHUP' "$log" || fail "no signal in the trace: $(cat "$log")"
+        grep -Eq 'pidfd_send_signal\([0-9]+, SIGHUP, NULL, (0x4|PIDFD_SIGNAL_PROCESS_GROUP)\) = 0' "$log" ||
+                fail "not through the pidfd's group: $(cat "$log")"
+        ! grep -q '^[0-9]* *kill(' "$log" || fail "signalled by number: $(cat "$log")"
+        sbx_expect 129 wait "$sid" "$cmd"
+        wait_until 5 test "$(host_count 'sleep 3177')" -eq 0
+}
+
 @test "hostile: a flood past the cap keeps the last bytes, with monotonic cursors" {
         new_session
         start --max-output 64K -- sh -c 'head -c 1000000 /dev/zero | tr "\0" a; echo END'

@@ -277,7 +277,14 @@ static int signal_group(const struct cmd_state *st, int sig)
         struct pollfd p = {.fd = pidfd, .events = POLLIN};
         if (pidfd < 0 || poll(&p, 1, 0) != 0)
                 return -EAGAIN;
-        /* C called setsid(): its pid is its group's id, and cannot be reused while C lives */
+        /* C called setsid(): its pid is its group's id. Through C's pidfd (Linux 6.9) the
+         * signal goes to that group whatever happens to C meanwhile. Before 6.9 (EINVAL), by
+         * number: C was alive just above, so the number is C's group unless, in between, C
+         * ended with its whole group and the number went to another group's leader. */
+        if (sys_pidfd_signal_group(pidfd, sig) == 0)
+                return 0;
+        if (errno != EINVAL)
+                return negerrno();
         return kill(-c, sig) < 0 ? negerrno() : 0;
 }
 

@@ -37,6 +37,17 @@ static inline int sys_pidfd_send_signal(int pidfd, int sig)
         return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, 0);
 }
 
+/* pidfd_send_signal's flag (Linux 6.9; not in older headers): the process group whose id is
+ * the pidfd's own pid, named by the pidfd, so not a number that may be freed and reused. */
+#ifndef PIDFD_SIGNAL_PROCESS_GROUP
+#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2)
+#endif
+
+static inline int sys_pidfd_signal_group(int pidfd, int sig)
+{
+        return (int)syscall(SYS_pidfd_send_signal, pidfd, sig, NULL, PIDFD_SIGNAL_PROCESS_GROUP);
+}
+
 static inline int sys_pivot_root(const char *new_root, const char *put_old)
 {
         return (int)syscall(SYS_pivot_root, new_root, put_old);
