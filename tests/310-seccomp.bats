@@ -341,3 +341,29 @@ echo GIT-OK'
                         <<<"$output" >/dev/null || fail "$p: $output"
         done
 }
+
+# The build's program generator (seccomp-gen) removes a half-written output on a write error,
+# and only a regular file: given a device it once removed the host's /dev/full. Here on a
+# private node of the same device (a regression removes that node only) and on a full tmpfs.
+@test "seccomp-gen: a write error removes a half-written file, never a device" {
+        local gen tiny=$BATS_TEST_TMPDIR/tiny
+        gen=$(dirname "$SBX")/src/sandbox/seccomp-gen
+        [ -x "$gen" ] || fail "no seccomp-gen next to $SBX"
+        mknod -m 600 "$BATS_TEST_TMPDIR/full" c 1 7
+        # positive control: the node is the full device (a write to it fails with ENOSPC)
+        ! printf x 2>/dev/null >"$BATS_TEST_TMPDIR/full" || fail "the node takes writes"
+        LSAN_OPTIONS=detect_leaks=0 _expect 1 "$gen" "$BATS_TEST_TMPDIR/full"
+        [[ $stderr == *"failed to write"* ]] || fail "$stderr"
+        [ -c "$BATS_TEST_TMPDIR/full" ] || fail "seccomp-gen removed the device node"
+        mkdir "$tiny"
+        mount -t tmpfs -o size=4k tiny "$tiny"
+        LSAN_OPTIONS=detect_leaks=0 _expect 1 "$gen" "$tiny/out.c"
+        local left
+        left=$(ls -A "$tiny")
+        umount "$tiny"
+        [[ $stderr == *"failed to write"* ]] || fail "$stderr"
+        [ -z "$left" ] || fail "a half-written file is left: $left"
+        # and a write that fits succeeds
+        LSAN_OPTIONS=detect_leaks=0 _expect 0 "$gen" "$BATS_TEST_TMPDIR/ok.c"
+        grep -q 'seccomp_bpf_profiles' "$BATS_TEST_TMPDIR/ok.c"
+}
