@@ -333,6 +333,29 @@ orphan_session_cgroups() {
         done
 }
 
+# The init is never in its v1 memory and pids cgroups, so those of an idle session are empty:
+# emptiness is no sign of death there (the sweep once removed them, and every exec after
+# failed). The two tests above are the positive control: dead ones do go.
+@test "a live idle session's cgroups over a minute old: the sweeps of list and create leave them" {
+        local dirs d other
+        new_session --memory 64M --pids 32 --cpus 0.2
+        dirs=$(cg_all)
+        [ -n "$dirs" ] || fail "the session records no cgroup"
+        for d in $dirs; do
+                touch -d '2 minutes ago' "$d"
+        done
+        sbx_ok list
+        sbx_ok create --memory 64M
+        other=$output
+        sbx_ok list
+        for d in $dirs; do
+                [ -d "$d" ] || fail "$d of a live session was removed"
+        done
+        sbx_ok exec "$sid" sh -c 'echo ok'
+        [ "$output" = ok ]
+        sbx_ok destroy "$other"
+}
+
 @test "cgroups nobody records any more: the next create's supervisor sweeps them too" {
         local dirs d
         orphan_session_cgroups

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The sweep of session cgroups that nothing records any more (cgroup.h, cgroup_sweep): below
- * the caller's own <own>/sbx parents, those over a minute old whose session is dead.
+ * the caller's own <own>/sbx parents, those over a minute old whose session is dead: no
+ * process of it in any of the owner's hierarchies (session_may_live).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +29,50 @@ static bool v2_init_empty(int sfd)
                populated == 0;
 }
 
+/* Whether <own>/sbx/<id> exists (or cannot be looked at: then it counts as there). */
+static bool session_dir_there(const char *own, const char *id)
+{
+        char parent[PATH_MAX], p[PATH_MAX];
+        struct stat st;
+        if (!own[0] || cg_path(parent, sizeof(parent), own, "sbx") < 0 ||
+            cg_path(p, sizeof(p), parent, id) < 0)
+                return false;
+        return stat(p, &st) == 0 || errno != ENOENT;
+}
+
+/* Whether v1's <own>/sbx/<id> holds a task (or cannot be read: then it counts as held). */
+static bool v1_has_tasks(const char *own, const char *id)
+{
+        char parent[PATH_MAX], dir[PATH_MAX], buf[2];
+        if (!own[0] || cg_path(parent, sizeof(parent), own, "sbx") < 0 ||
+            cg_path(dir, sizeof(dir), parent, id) < 0)
+                return false;
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno != ENOENT;
+        return cg_read_at(fd, "tasks", buf, sizeof(buf)) != 0 || buf[0] != '\0';
+}
+
+/*
+ * Whether session id may still be alive, judged from all of the owner's hierarchies. An empty
+ * v1 cgroup says nothing: the init is never in the v1 memory and pids cgroups (sandbox/init.c),
+ * so those of an idle session are empty for its whole life. The session's v2 cgroup, while it
+ * is there, is the v2 sweep's to judge (its init leaf holds the init for the session's life);
+ * else any v1 cgroup of the id that holds a task (the cpu or freezer cgroup holds the init).
+ */
+static bool session_may_live(const struct cgroup_owns *owns, const char *id)
+{
+        if (session_dir_there(owns->v2, id))
+                return true;
+        for (int k = 0; k < CG_NCTRL; k++)
+                if (v1_has_tasks(owns->v1[k], id))
+                        return true;
+        return v1_has_tasks(owns->v1_freezer, id);
+}
+
 /* Returns how many v2 cgroups it found dead but left (defer_waits) for a sweep that may wait. */
-static size_t sweep_parent(const char *own, bool v2, size_t max_checks, bool defer_waits)
+static size_t sweep_parent(const struct cgroup_owns *owns, const char *own, bool v2,
+                           size_t max_checks, bool defer_waits)
 {
         char parent[PATH_MAX];
         size_t deferred = 0;
@@ -62,7 +105,7 @@ static size_t sweep_parent(const char *own, bool v2, size_t max_checks, bool def
                         if (unlinkat(sfd, "init", AT_REMOVEDIR) < 0 && errno != ENOENT)
                                 continue;
                         (void)cg_v2_remove(pfd, ids[i]);
-                } else
+                } else if (!session_may_live(owns, ids[i]))
                         (void)unlinkat(pfd, ids[i], AT_REMOVEDIR);
         }
         cg_remove_parent(pfd);
@@ -73,16 +116,16 @@ size_t cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks, bool
 {
         size_t deferred = 0;
         if (owns->v2[0])
-                deferred += sweep_parent(owns->v2, true, max_checks, defer_waits);
+                deferred += sweep_parent(owns, owns->v2, true, max_checks, defer_waits);
         for (int k = 0; k < CG_NCTRL; k++) {
                 bool dup = false;
                 for (int j = 0; j < k; j++)
                         dup |= strcmp(owns->v1[j], owns->v1[k]) == 0;
                 if (owns->v1[k][0] && !dup)
-                        deferred += sweep_parent(owns->v1[k], false, max_checks, defer_waits);
+                        deferred += sweep_parent(owns, owns->v1[k], false, max_checks, defer_waits);
         }
         if (owns->v1_freezer[0])
-                deferred += sweep_parent(owns->v1_freezer, false, max_checks, defer_waits);
+                deferred += sweep_parent(owns, owns->v1_freezer, false, max_checks, defer_waits);
         return deferred;
 }
 
