@@ -99,6 +99,8 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         /* while the init builds its root */
         if (r == 0 && (r = cgroup_session_create_v1(&plan, c, st.id, &cg, e)) == 0)
                 cgroup_session_to_state(&cg, &st);
+        else if (r < 0) /* by path: nothing has joined the session yet */
+                cgroup_plan_release(&plan);
         bool provision = (c->packages && c->packages[0]) || c->setup, served = false;
         struct cgroup_exec cx = CGROUP_EXEC_INIT;
         /* The request goes ahead, before the session is ready: the init finds it as soon as it
@@ -168,8 +170,6 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
         cgroup_session_kill(&cg);
         session_kill(&p);
         cgroup_session_remove(&cg);
-        if (r < 0) /* the parents of cgroups that were never made */
-                cgroup_plan_release(&plan);
         strv_freep(&st.env);
         return r;
 }

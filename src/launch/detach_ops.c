@@ -247,7 +247,7 @@ int detach_wait(const char *session, const char *cmd, int wait_ms, struct detach
 
 /* C, the command's main process: the child of B that started first (what C started and
  * left becomes B's child too, later). 0 when there is none. */
-static pid_t command_pid(pid_t reaper)
+static pid_t command_pid(pid_t reaper, int64_t *ret_start)
 {
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/task/%d/children", reaper, reaper);
@@ -262,6 +262,7 @@ static pid_t command_pid(pid_t reaper)
                         best_start = t;
                 }
         }
+        *ret_start = best_start;
         return best;
 }
 
@@ -270,16 +271,21 @@ static int signal_group(const struct cmd_state *st, int sig)
 {
         if (!cmd_proc_alive(&st->reaper))
                 return -ESRCH;
-        pid_t c = command_pid(st->reaper.pid);
+        int64_t start, again;
+        pid_t c = command_pid(st->reaper.pid, &start);
         if (c <= 0)
                 return -EAGAIN;
         _cleanup_close_ int pidfd = sys_pidfd_open(c, 0);
+        /* The number may have changed hands between the look and the open: the same look once
+         * more, then C alive through the pidfd. A pidfd whose process lives after the second
+         * look named that process all along, so it is C (B's child, started at start). */
         struct pollfd p = {.fd = pidfd, .events = POLLIN};
-        if (pidfd < 0 || poll(&p, 1, 0) != 0)
+        if (pidfd < 0 || command_pid(st->reaper.pid, &again) != c || again != start ||
+            poll(&p, 1, 0) != 0)
                 return -EAGAIN;
         /* C called setsid(): its pid is its group's id. Through C's pidfd (Linux 6.9) the
-         * signal goes to that group whatever happens to C meanwhile. Before 6.9 (EINVAL), by
-         * number: C was alive just above, so the number is C's group unless, in between, C
+         * signal goes to that group whatever happens to C from here on. Before 6.9 (EINVAL),
+         * by number: C was alive just above, so the number is C's group unless, in between, C
          * ended with its whole group and the number went to another group's leader. */
         if (sys_pidfd_signal_group(pidfd, sig) == 0)
                 return 0;

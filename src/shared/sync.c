@@ -70,6 +70,11 @@ int sync_wait_fd(int fd, const char *what, int *ret_fd, struct sbx_error *e)
                 }
         if (n < 0)
                 return sbx_internal(e, errno, "failed to hear from %s", what);
+        /* An fd the kernel could not install here (RLIMIT_NOFILE, an LSM) is dropped with the
+         * message's data delivered: never taken as "no fd was sent" (a v1 cgroup's tasks file
+         * missing would start commands outside it). */
+        if (mh.msg_flags & MSG_CTRUNC)
+                return sbx_internal(e, EMFILE, "failed to receive a file from %s", what);
         if (n != (ssize_t)sizeof(m))
                 return sbx_internal(e, 0, "%s ended before reporting", what);
         if (m.ok)

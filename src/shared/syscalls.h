@@ -40,7 +40,7 @@ static inline int sys_pidfd_send_signal(int pidfd, int sig)
 /* pidfd_send_signal's flag (Linux 6.9; not in older headers): the process group whose id is
  * the pidfd's own pid, named by the pidfd, so not a number that may be freed and reused. */
 #ifndef PIDFD_SIGNAL_PROCESS_GROUP
-#define PIDFD_SIGNAL_PROCESS_GROUP (1U << 2)
+#define PIDFD_SIGNAL_PROCESS_GROUP (1UL << 2)
 #endif
 
 static inline int sys_pidfd_signal_group(int pidfd, int sig)
