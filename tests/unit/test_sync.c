@@ -58,5 +58,23 @@ int main(void)
 
         close(sp[0]);
         close(sp[1]);
+
+        /* a peer that sends its error and exits with our message unread: the kernel reports
+         * the reset first; the error must still be read (it was "Connection reset by peer") */
+        CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0);
+        memset(&e, 0, sizeof(e));
+        CHECK(sync_send_ok(sp[1]) == 0);
+        memset(&sent, 0, sizeof(sent));
+        sbx_fail(&sent, EXIT_USAGE, "bad-rootfs", 0, "no rootfs at /nonexistent");
+        CHECK(sync_send_error(sp[0], &sent) == 0);
+        close(sp[0]);
+        CHECK(sync_wait_fd(sp[1], "peer", &fd, &e) < 0);
+        CHECK(e.exit_code == EXIT_USAGE);
+        CHECK(strstr(e.message, "no rootfs at /nonexistent") != NULL);
+        /* and the channel is ended after it, not reset again */
+        memset(&e, 0, sizeof(e));
+        CHECK(sync_wait_fd(sp[1], "peer", &fd, &e) < 0);
+        CHECK(strstr(e.message, "peer ended before reporting") != NULL);
+        close(sp[1]);
         return unit_done();
 }
