@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # The suite checks itself: every tests/*.bats file is registered in tests/meson.build (an
 # unregistered file would never run in CI), the list is sorted, and every suite uses the
-# per-test isolation and leak check of helpers.bash, and every C file is formatted as
-# .clang-format says.
+# per-test isolation and leak check of helpers.bash, every C file is formatted as
+# .clang-format says, and src/'s includes point down the layers of docs/DESIGN.md.
 
 load helpers
 
@@ -53,6 +53,38 @@ body() {
                 body teardown "$f" | grep -q '\bteardown_sbx\b' ||
                         fail "${f##*/}: teardown does not call teardown_sbx"
         done
+}
+
+# upward_includes SRC: "file -> layer" for each #include in SRC/<layer>/ of a higher layer
+# (docs/DESIGN.md: cli, mcp, serve -> launch -> sandbox, ops, image, net -> session -> config
+# -> shared).
+upward_includes() {
+        local f dir to
+        declare -A rank=([cli]=5 [mcp]=5 [serve]=5 [launch]=4 [sandbox]=3 [ops]=3 [image]=3
+                [net]=3 [session]=2 [config]=1 [shared]=0)
+        for f in "$1"/*/*.[ch]; do
+                dir=${f%/*}
+                dir=${dir##*/}
+                [ -n "${rank[$dir]:-}" ] || continue
+                while IFS= read -r to; do
+                        [ -n "${rank[$to]:-}" ] && [ "${rank[$to]}" -gt "${rank[$dir]}" ] &&
+                                echo "${f#"$1"/} -> $to"
+                done < <(sed -n 's|^#include "\(\.\./\)\{0,1\}\([a-z]*\)/.*|\2|p' "$f")
+        done
+        return 0
+}
+
+@test "src/ includes point down the layers only" {
+        # the positive control: an upward include is seen
+        local t="$BATS_TEST_TMPDIR/src"
+        mkdir -p "$t/session" "$t/launch"
+        printf '#include "../launch/cgroup.h"\n#include "shared/util.h"\n' >"$t/session/a.c"
+        printf '#include "../session/id.h"\n' >"$t/launch/b.c"
+        [ "$(upward_includes "$t")" = "session/a.c -> launch" ] ||
+                fail "the check missed an upward include: '$(upward_includes "$t")'"
+        local up
+        up=$(upward_includes "$SBX_SRC/src")
+        [ -z "$up" ] || fail "includes pointing up: $up"
 }
 
 @test "the suite's environment names a built sbx" {

@@ -101,7 +101,7 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
         snprintf(req, sizeof(req), "RENEW %llu", (unsigned long long)(ttl_arg ? ttl : st.ttl_sec));
         if (ask(sessfd, req, reply, sizeof(reply), &cli->err) < 0) {
                 if (cli->err.exit_code == EXIT_NO_SESSION)
-                        runtime_reap_stale(rtfd, 0);
+                        cgroup_reap_stale(rtfd, 0);
                 return cli_finish_error(cli, "connect");
         }
         long long expires;
@@ -208,7 +208,7 @@ static int destroy_one(int *rtfd, const char *arg, bool force, struct sbx_error 
          * session look alive to it (flock locks of two opens conflict, even in one process),
          * and destroy would leave it all to the next command's sweep. */
         closep(&lk);
-        runtime_reap_stale(*rtfd, 0);
+        cgroup_reap_stale(*rtfd, 0);
         return force ? 0
                      : sbx_fail(e, EXIT_NO_SESSION, "session_not_found", 0,
                                 "no such session '%s' (it had already ended)", arg);
@@ -299,7 +299,7 @@ int cmd_list(struct cli *cli, int argc, char **argv)
         _cleanup_close_ int rtfd = -1;
         if (runtime_open(&rtfd, &cli->err) < 0)
                 return cli_finish_error(cli, "list");
-        runtime_reap_stale(rtfd, 0);
+        cgroup_reap_stale(rtfd, 0);
 
         _cleanup_buf_ struct buf b = {0};
         /* a fresh open: a dup would share the offset the stale reaper left at the end */

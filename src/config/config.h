@@ -12,6 +12,10 @@
 #include "shared/error.h"
 
 enum sbx_net_mode { SBX_NET_NONE = 0, SBX_NET_HOST, SBX_NET_PROXY };
+/* Where a proxy-mode session finds its egress proxy: in its own network namespace, so the
+ * session's environment (session/state.c) and the proxy (net/) agree on one address. */
+#define PROXY_PORT 3128
+#define PROXY_URL "http://127.0.0.1:3128"
 enum sbx_seccomp_profile { SBX_SECCOMP_DEFAULT = 0, SBX_SECCOMP_STRICT, SBX_SECCOMP_UNCONFINED };
 
 struct sbx_mount {

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 
 #include "config-internal.h"
-#include "../session/id.h"
+#include "shared/ident.h"
 
 static uint64_t *u64_at(struct sbx_config *c, const struct config_key *k)
 {

@@ -210,6 +210,9 @@ void cgroup_remove_recorded(const struct session_state *st);
  */
 void cgroup_sweep(size_t max_checks);
 size_t cgroup_sweep_owns(const struct cgroup_owns *owns, size_t max_checks, bool defer_waits);
+/* Remove every stale session with the cgroups it recorded (runtime_reap_stale_sessions), then
+ * sweep the unrecorded ones (cgroup_sweep), both with max_checks. */
+void cgroup_reap_stale(int rtfd, size_t max_checks);
 
 /*
  * One exec's share of the session's cgroups (client side). B and C enter by migration, which

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../session/id.h"
+#include "../session/runtime.h"
 #include "shared/macros.h"
 #include "shared/util.h"
 #include "cgroup-internal.h"
@@ -29,25 +30,30 @@ static bool v2_init_empty(int sfd)
                populated == 0;
 }
 
+/* Opens <own>/sbx/<id>: an fd, or -1 with errno set (ENOENT when there is none). */
+static int open_session_dir(const char *own, const char *id)
+{
+        char parent[PATH_MAX], dir[PATH_MAX];
+        if (!own[0] || cg_path(parent, sizeof(parent), own, "sbx") < 0 ||
+            cg_path(dir, sizeof(dir), parent, id) < 0) {
+                errno = ENOENT;
+                return -1;
+        }
+        return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+}
+
 /* Whether <own>/sbx/<id> exists (or cannot be looked at: then it counts as there). */
 static bool session_dir_there(const char *own, const char *id)
 {
-        char parent[PATH_MAX], p[PATH_MAX];
-        struct stat st;
-        if (!own[0] || cg_path(parent, sizeof(parent), own, "sbx") < 0 ||
-            cg_path(p, sizeof(p), parent, id) < 0)
-                return false;
-        return stat(p, &st) == 0 || errno != ENOENT;
+        _cleanup_close_ int fd = open_session_dir(own, id);
+        return fd >= 0 || errno != ENOENT;
 }
 
 /* Whether v1's <own>/sbx/<id> holds a task (or cannot be read: then it counts as held). */
 static bool v1_has_tasks(const char *own, const char *id)
 {
-        char parent[PATH_MAX], dir[PATH_MAX], buf[2];
-        if (!own[0] || cg_path(parent, sizeof(parent), own, "sbx") < 0 ||
-            cg_path(dir, sizeof(dir), parent, id) < 0)
-                return false;
-        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        char buf[2];
+        _cleanup_close_ int fd = open_session_dir(own, id);
         if (fd < 0)
                 return errno != ENOENT;
         return cg_read_at(fd, "tasks", buf, sizeof(buf)) != 0 || buf[0] != '\0';
@@ -136,4 +142,10 @@ void cgroup_sweep(size_t max_checks)
         if (cg_host_probe(&h) < 0 || cg_owns_from_host(&h, &owns) < 0)
                 return;
         (void)cgroup_sweep_owns(&owns, max_checks, false);
+}
+
+void cgroup_reap_stale(int rtfd, size_t max_checks)
+{
+        runtime_reap_stale_sessions(rtfd, max_checks, cgroup_remove_recorded);
+        cgroup_sweep(max_checks);
 }

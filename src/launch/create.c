@@ -16,7 +16,7 @@
 
 /*
  * The lock file of a new session, locked before it appears under its name: the stale sweep of
- * other sessions (runtime_reap_stale) takes a lock file it can lock for a dead session's, so a
+ * other sessions (cgroup_reap_stale) takes a lock file it can lock for a dead session's, so a
  * "lock" that existed unlocked for a moment would get a session being born removed. Made as
  * "lock.new" (the directory is new and ours alone), locked, then renamed into place.
  */

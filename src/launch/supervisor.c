@@ -323,7 +323,7 @@ static void reap_stale(int rtfd, const struct cgroup_owns *owns)
                 close_all_except(keep, ARRAY_SIZE(keep));
                 (void)prctl(PR_SET_NAME, "sbx-sweep");
                 if (fork() == 0) {
-                        runtime_reap_stale_sessions(rtfd, 0);
+                        runtime_reap_stale_sessions(rtfd, 0, cgroup_remove_recorded);
                         (void)cgroup_sweep_owns(owns, 0, false);
                 }
                 _exit(0);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The egress proxy of a proxy-mode session (docs/DESIGN.md, "Network egress"). Its listening
- * socket lives on 127.0.0.1:PROXY_PORT inside the session's network namespace (which has
+ * socket lives on 127.0.0.1:PROXY_PORT (config.h) inside the session's network namespace (which has
  * nothing but loopback); the process that serves it lives on the host's network.
  */
 #pragma once
@@ -14,8 +14,6 @@
 #include "shared/error.h"
 #include "allow.h"
 
-#define PROXY_PORT 3128
-#define PROXY_URL "http://127.0.0.1:3128"
 /* Connections served at once; more are answered 503 at once and closed. */
 #define PROXY_MAX_CONNS 256
 

@@ -5,14 +5,10 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define SESSION_ID_LEN 19 /* "sb_" + 16 */
+#include "shared/ident.h"
 
 /* "sb_" + 16 lowercase hex characters from getrandom(2). out must hold SESSION_ID_LEN + 1. */
 int session_id_generate(char out[static SESSION_ID_LEN + 1]);
-/* "sb_" followed by exactly 16 characters of [0-9a-z] (base32 or hex). */
-bool session_id_valid(const char *s);
-/* [a-z0-9][a-z0-9_.-]{0,62}, and not something that looks like an id. */
-bool session_name_valid(const char *s);
 
 /*
  * The session ids among the entries of the directory dirfd (not consumed), in a fresh array

@@ -8,7 +8,6 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
-#include "../launch/cgroup.h"
 #include "shared/macros.h"
 #include "shared/util.h"
 #include "audit.h"
@@ -289,7 +288,7 @@ static int take_stale_lock(int rtfd, int sfd)
 }
 
 /* Check one entry; remove it when its supervisor is gone. */
-static void reap_if_stale(int rtfd, const char *id)
+static void reap_if_stale(int rtfd, const char *id, runtime_dead_fn on_dead)
 {
         _cleanup_close_ int sfd = runtime_open_session(rtfd, id);
         if (sfd < 0)
@@ -300,7 +299,8 @@ static void reap_if_stale(int rtfd, const char *id)
         /* The dead session's cgroups, as its supervisor recorded them. */
         _cleanup_state_ struct session_state dead = {0};
         if (session_state_read(sfd, &dead) == 0) {
-                cgroup_remove_recorded(&dead);
+                if (on_dead)
+                        on_dead(&dead);
                 note_crash(sfd, &dead);
         }
         runtime_remove_session(rtfd, id);
@@ -321,17 +321,11 @@ bool runtime_stale_present(int rtfd, size_t max_checks)
         return false;
 }
 
-void runtime_reap_stale_sessions(int rtfd, size_t max_checks)
+void runtime_reap_stale_sessions(int rtfd, size_t max_checks, runtime_dead_fn on_dead)
 {
         size_t n;
         _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(rtfd, &n);
         for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++)
-                reap_if_stale(rtfd, ids[i]);
+                reap_if_stale(rtfd, ids[i], on_dead);
         reap_stale_names(rtfd);
-}
-
-void runtime_reap_stale(int rtfd, size_t max_checks)
-{
-        runtime_reap_stale_sessions(rtfd, max_checks);
-        cgroup_sweep(max_checks);
 }

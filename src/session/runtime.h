@@ -64,17 +64,18 @@ void runtime_name_release(int rtfd, const char *name, const char *id);
 void runtime_remove_session(int rtfd, const char *id);
 
 /*
- * Remove every session whose supervisor is gone (lock free) and every dangling name link, and
- * sweep unrecorded session cgroups (cgroup_sweep). Never touches a live session. max_checks
- * bounds the sessions (and the cgroups of each parent) looked at, from a random start: a new
- * session's supervisor passes RUNTIME_CREATE_CHECKS so that the 500th session costs what the
- * 5th does; with fewer entries than that it is the full sweep. 0: every one (list, destroy,
- * connect). runtime_reap_stale_sessions: the sessions and names alone (the supervisor sweeps
- * the cgroups below its creator's own, cgroup_sweep_owns). runtime_stale_present: whether any
- * of the sessions looked at is stale, removing nothing (a look takes no time; a removal may
- * wait seconds for a dead session's cgroups to empty).
+ * Remove every session whose supervisor is gone (lock free) and every dangling name link.
+ * Never touches a live session. on_dead (may be NULL) is given a dead session's recorded state
+ * before its directory goes: the launch layer removes the cgroups recorded there
+ * (cgroup_reap_stale, which also sweeps the unrecorded ones). max_checks bounds the sessions
+ * looked at, from a random start: a new session's supervisor passes RUNTIME_CREATE_CHECKS so
+ * that the 500th session costs what the 5th does; with fewer entries than that it is the full
+ * sweep. 0: every one (list, destroy, connect). runtime_stale_present: whether any of the
+ * sessions looked at is stale, removing nothing (a look takes no time; a removal may wait
+ * seconds for a dead session's cgroups to empty).
  */
 #define RUNTIME_CREATE_CHECKS 64
-void runtime_reap_stale(int rtfd, size_t max_checks);
-void runtime_reap_stale_sessions(int rtfd, size_t max_checks);
+struct session_state;
+typedef void (*runtime_dead_fn)(const struct session_state *st);
+void runtime_reap_stale_sessions(int rtfd, size_t max_checks, runtime_dead_fn on_dead);
 bool runtime_stale_present(int rtfd, size_t max_checks);

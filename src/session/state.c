@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../net/proxy.h"
 #include "shared/buf.h"
 #include "shared/util.h"
 
