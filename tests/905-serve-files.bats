@@ -5,6 +5,8 @@
 #    list, replace, directories, move, permissions and delete do what the execd API says;
 #  - bad requests get {"code","message"} errors: missing multipart parts, bad metadata, bad
 #    JSON, an empty "old", a missing ?path=; an upload past [serve] max_upload is 413;
+#  - an upload is taken apart as it arrives: its file's bytes go into one memfd, and no other
+#    copy of the body is held;
 #  - escapes: every path resolves inside the session with a session process's rights, so
 #    "../", absolute host paths and symlinks the session planted to host directories reach
 #    only the session's own files (host canaries stay unread and unchanged, with a positive
@@ -111,6 +113,48 @@ expect_error() {
                 -H "Range: bytes=8388600-8388615" "$sb_base/files/download?path=/workspace/big"
         cmp "$BATS_TEST_TMPDIR/part" <(tail -c +8388601 "$BATS_TEST_TMPDIR/big" | head -c 16) ||
                 fail "the range across pieces differs"
+}
+
+# memfd_sizes PID: "NAME SIZE" for each memfd the process holds.
+memfd_sizes() {
+        local fd link
+        for fd in /proc/"$1"/fd/*; do
+                link=$(readlink "$fd" 2>/dev/null) || continue
+                [[ $link == /memfd:* ]] || continue
+                printf '%s %s\n' "${link#/memfd:}" "$(stat -L -c %s "$fd" 2>/dev/null || echo 0)"
+        done
+}
+
+# The upload's file part holds data in serve (its memfd) while the upload still arrives.
+upload_arriving() {
+        memfd_sizes "$serve_pid" >"$BATS_TEST_TMPDIR/memfds"
+        awk '$1 ~ /^sbx-serve-upload/ && $NF > 0 { f = 1 } END { exit !f }' "$BATS_TEST_TMPDIR/memfds"
+}
+
+@test "serve files: an upload goes into its file's memfd as it arrives, never held whole twice" {
+        serve_start
+        serve_sandbox
+        head -c $((3 << 20)) /dev/urandom >"$BATS_TEST_TMPDIR/slow"
+        curl -sS -o /dev/null -w '%{http_code}' --limit-rate 1M -H "$sb_token" \
+                -F 'metadata={"path":"/workspace/slow"};type=application/json' \
+                -F "file=@$BATS_TEST_TMPDIR/slow;type=application/octet-stream" \
+                "$sb_base/files/upload" >"$BATS_TEST_TMPDIR/slow.code" &
+        local curl_pid=$!
+        # the positive control: serve's memfds are seen, the file part's with its bytes so far
+        wait_until 10 upload_arriving || fail "no file part with data in serve's memfds:" \
+                "$(cat "$BATS_TEST_TMPDIR/memfds")"
+        kill -0 "$curl_pid" 2>/dev/null || fail "the upload was over before it could be looked at"
+        # no other memfd holds the body (it was spooled whole, then parsed into a second copy)
+        local others
+        others=$(awk '$1 !~ /^sbx-serve-upload/ { n += $NF } END { print n + 0 }' \
+                "$BATS_TEST_TMPDIR/memfds")
+        [ "$others" -lt 65536 ] || fail "serve holds $others bytes besides the file part:" \
+                "$(cat "$BATS_TEST_TMPDIR/memfds")"
+        wait "$curl_pid" || fail "curl failed"
+        [ "$(cat "$BATS_TEST_TMPDIR/slow.code")" = 200 ] || fail "upload: $(cat "$BATS_TEST_TMPDIR/slow.code")"
+        _expect 0 curl -sS -o "$BATS_TEST_TMPDIR/slow.back" -H "$sb_token" \
+                "$sb_base/files/download?path=/workspace/slow"
+        cmp "$BATS_TEST_TMPDIR/slow" "$BATS_TEST_TMPDIR/slow.back" || fail "the file differs"
 }
 
 @test "serve files: info, search, list, replace, directories, move, permissions, delete" {

@@ -289,10 +289,10 @@ static int ping(struct serve_request *rq, struct serve_response *rs)
 }
 
 const struct serve_route serve_execd_routes[] = {
-    {"GET", "/ping", ping, 0},
-    {"POST", "/command", run_command, 0},
-    {"DELETE", "/command", command_interrupt, 0},
-    {"GET", "/command/status/{}", command_status, 0},
-    {"GET", "/command/{}/logs", command_logs, 0},
+    {"GET", "/ping", ping},
+    {"POST", "/command", run_command},
+    {"DELETE", "/command", command_interrupt},
+    {"GET", "/command/status/{}", command_status},
+    {"GET", "/command/{}/logs", command_logs},
     {0},
 };

@@ -210,16 +210,16 @@ static int list(struct serve_request *rq, struct serve_response *rs)
 }
 
 const struct serve_route serve_file_routes[] = {
-    {"GET", "/files/info", info, 0},
-    {"DELETE", "/files", remove_files, 0},
-    {"POST", "/files/permissions", permissions, 0},
-    {"POST", "/files/mv", move, 0},
-    {"GET", "/files/search", search, 0},
-    {"POST", "/files/replace", replace, 0},
-    {"POST", "/files/upload", files_upload, SERVE_ROUTE_BIG_BODY},
-    {"GET", "/files/download", files_download, 0},
-    {"GET", "/directories/list", list, 0},
-    {"POST", "/directories", make_dirs, 0},
-    {"DELETE", "/directories", remove_dirs, 0},
+    {"GET", "/files/info", info},
+    {"DELETE", "/files", remove_files},
+    {"POST", "/files/permissions", permissions},
+    {"POST", "/files/mv", move},
+    {"GET", "/files/search", search},
+    {"POST", "/files/replace", replace},
+    {"POST", "/files/upload", files_upload, &files_upload_parts},
+    {"GET", "/files/download", files_download},
+    {"GET", "/directories/list", list},
+    {"POST", "/directories", make_dirs},
+    {"DELETE", "/directories", remove_dirs},
     {0},
 };

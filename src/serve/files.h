@@ -22,4 +22,5 @@ int files_reply_error(struct serve_response *rs, int exit_code, const struct buf
 int files_memfd(const char *data, size_t n);
 
 int files_upload(struct serve_request *rq, struct serve_response *rs);
+extern const struct serve_parts files_upload_parts; /* the upload's form, as it arrives */
 int files_download(struct serve_request *rq, struct serve_response *rs);

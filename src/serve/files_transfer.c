@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * POST /files/upload and GET /files/download. An upload's multipart body is parsed by
- * libmicrohttpd (serve_multipart); each file part is spooled to a memfd that becomes the stdin
- * of `sbx fs ID put PATH MODE`, which replaces the file atomically in the session. A download
+ * POST /files/upload and GET /files/download. An upload's multipart body is taken apart by
+ * libmicrohttpd as it arrives (struct serve_parts); each file part goes straight into a memfd,
+ * its only copy in serve, that becomes the stdin of `sbx fs ID put PATH MODE`, which replaces
+ * the file atomically in the session. A download
  * is streamed: `sbx fs ID get PATH OFFSET LENGTH` is run once per OPS_CAT_MAX bytes, so a big
  * file never sits whole in serve's memory, and each piece must come from the same file (its
  * device and inode) or the transfer is aborted rather than splice two files.
@@ -32,13 +33,20 @@ struct upload {
         const char *bad; /* why the form is refused (400) */
 };
 
-static void upload_free(struct upload *u)
+static void *upload_make(void)
 {
+        return calloc(1, sizeof(struct upload));
+}
+
+static void upload_drop(void *ctx)
+{
+        struct upload *u = ctx;
         for (size_t i = 0; i < u->n_meta; i++)
                 buf_freep(&u->meta[i]);
         for (size_t i = 0; i < u->n_file; i++)
                 if (u->file[i] >= 0)
                         close(u->file[i]);
+        free(u);
 }
 
 static int on_part(void *ctx, const char *name, const char *filename, const char *content_type,
@@ -156,29 +164,31 @@ static int upload_one(struct serve_request *rq, struct serve_response *rs, const
         return code ? files_reply_error(rs, code, &out) : 1;
 }
 
+const struct serve_parts files_upload_parts = {upload_make, on_part, upload_drop};
+
 int files_upload(struct serve_request *rq, struct serve_response *rs)
 {
-        _cleanup_(upload_free) struct upload u = {0};
-        int r = serve_multipart(rq, on_part, &u);
-        if (r == -EBADMSG && !u.bad)
+        const struct upload *u = rq->parts; /* made before the body came (files_upload_parts) */
+        int r = rq->parts_result;
+        if (r == -EBADMSG && !u->bad)
                 return serve_reply_error(rs, 400, "INVALID_FILE",
                                          "the body is not a multipart/form-data form");
-        if (u.bad)
-                return serve_reply_error(rs, 400, "INVALID_FILE", "%s", u.bad);
+        if (u->bad)
+                return serve_reply_error(rs, 400, "INVALID_FILE", "%s", u->bad);
         if (r < 0)
                 return r;
-        if (u.n_meta == 0)
+        if (u->n_meta == 0)
                 return serve_reply_error(rs, 400, "INVALID_FILE_METADATA",
                                          "the metadata part is missing");
-        if (u.n_file == 0)
+        if (u->n_file == 0)
                 return serve_reply_error(rs, 400, "INVALID_FILE_CONTENT",
                                          "the file part is missing");
-        if (u.n_meta != u.n_file)
+        if (u->n_meta != u->n_file)
                 return serve_reply_error(rs, 400, "INVALID_FILE",
-                                         "metadata and file count mismatch: %zu vs %zu", u.n_meta,
-                                         u.n_file);
-        for (size_t i = 0; i < u.n_meta; i++)
-                if ((r = upload_one(rq, rs, &u.meta[i], u.file[i])) <= 0)
+                                         "metadata and file count mismatch: %zu vs %zu", u->n_meta,
+                                         u->n_file);
+        for (size_t i = 0; i < u->n_meta; i++)
+                if ((r = upload_one(rq, rs, &u->meta[i], u->file[i])) <= 0)
                         return r;
         return serve_reply_empty(rs, 200);
 }

@@ -327,14 +327,14 @@ static int health(struct serve_request *rq, struct serve_response *rs)
 }
 
 const struct serve_route serve_lifecycle_routes[] = {
-    {"GET", "/health", health, 0},
-    {"POST", "/sandboxes", create, 0},
-    {"GET", "/sandboxes", list, 0},
-    {"GET", "/sandboxes/{}", get, 0},
-    {"DELETE", "/sandboxes/{}", delete, 0},
-    {"POST", "/sandboxes/{}/pause", do_pause, 0},
-    {"POST", "/sandboxes/{}/resume", do_resume, 0},
-    {"POST", "/sandboxes/{}/renew-expiration", renew, 0},
-    {"GET", "/sandboxes/{}/endpoints/{}", endpoint, 0},
+    {"GET", "/health", health},
+    {"POST", "/sandboxes", create},
+    {"GET", "/sandboxes", list},
+    {"GET", "/sandboxes/{}", get},
+    {"DELETE", "/sandboxes/{}", delete},
+    {"POST", "/sandboxes/{}/pause", do_pause},
+    {"POST", "/sandboxes/{}/resume", do_resume},
+    {"POST", "/sandboxes/{}/renew-expiration", renew},
+    {"GET", "/sandboxes/{}/endpoints/{}", endpoint},
     {0},
 };

@@ -89,58 +89,6 @@ void serve_reply_internal(struct serve_response *rs, int r)
         serve_reply_error(rs, 500, "INTERNAL_ERROR", "internal error: %s", strerror(-r));
 }
 
-struct part_ctx {
-        serve_part_fn fn;
-        void *ctx;
-        int r;
-};
-
-static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
-                               const char *filename, const char *content_type,
-                               const char *transfer_encoding, const char *data, uint64_t off,
-                               size_t size)
-{
-        (void)kind, (void)transfer_encoding;
-        struct part_ctx *p = cls;
-        p->r = p->fn(p->ctx, key ? key : "", filename, content_type, off, data, size);
-        return p->r < 0 ? MHD_NO : MHD_YES;
-}
-
-int serve_multipart(const struct serve_request *rq, serve_part_fn fn, void *ctx)
-{
-        const struct mhd_lib *m = rq->srv->mhd;
-        const char *ct = serve_header(rq, "Content-Type");
-        if (!ct || strncasecmp(ct, "multipart/form-data", 19) != 0)
-                return -EBADMSG;
-        struct part_ctx p = {fn, ctx, 0};
-        struct MHD_PostProcessor *pp = m->create_post_processor(rq->conn->c, 65536, on_part, &p);
-        if (!pp)
-                return -EBADMSG;
-        enum MHD_Result ok = MHD_YES;
-        if (rq->body_fd >= 0) {
-                char chunk[65536];
-                ssize_t n;
-                if (lseek(rq->body_fd, 0, SEEK_SET) < 0)
-                        p.r = -errno;
-                while (p.r >= 0 && ok == MHD_YES &&
-                       (n = read(rq->body_fd, chunk, sizeof(chunk))) != 0) {
-                        if (n < 0) {
-                                if (errno == EINTR)
-                                        continue;
-                                p.r = -errno;
-                                break;
-                        }
-                        ok = m->post_process(pp, chunk, n);
-                }
-        } else if (rq->body_len > 0) {
-                ok = m->post_process(pp, rq->body, rq->body_len);
-        }
-        enum MHD_Result done = m->destroy_post_processor(pp);
-        if (p.r < 0)
-                return p.r;
-        return ok == MHD_YES && done == MHD_YES ? 0 : -EBADMSG;
-}
-
 /* The last non-empty line of text (an sbx error on stderr), in out. */
 static void last_line(const struct buf *b, char *out, size_t n)
 {

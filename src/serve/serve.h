@@ -39,11 +39,12 @@ struct serve_request {
         const char *path;
         const char *params[4]; /* the path's {} segments, in order (URL-decoded) */
         size_t n_params;
-        /* The body: in memory (NUL-terminated; NULL when empty), or for a route with
-         * SERVE_ROUTE_BIG_BODY in body_fd (a memfd at offset 0, -1 when empty). */
+        /* The body in memory (NUL-terminated; NULL when empty); for a route with parts
+         * (struct serve_parts) none: the parts' context and how their parse ended instead. */
         const char *body;
         size_t body_len;
-        int body_fd;
+        void *parts;
+        int parts_result;
         /* execd routes: the session's id (the route's access token has been checked) */
         const char *session_id;
 };
@@ -56,14 +57,21 @@ void serve_query_each(const struct serve_request *rq, const char *name,
                       void (*fn)(void *ctx, const char *value), void *ctx);
 
 /*
- * The parts of a multipart/form-data body, parsed by libmicrohttpd: fn is called with each
- * piece of each part in order (off is the offset of data within the part; a part arrives in
- * one or more pieces). fn returns 0 to go on or -errno to stop. Returns 0, -EBADMSG for a body
- * that is not multipart/form-data, or fn's error.
+ * A route whose body is a multipart/form-data form, taken apart by libmicrohttpd as it arrives
+ * (an upload: the body is never held whole, up to [serve] max_upload). make() gives the
+ * request's context (NULL: out of memory); part() is called with each piece of each part in
+ * order (off: the offset of data within its part; a part comes in one or more pieces) and
+ * returns 0 to go on or -errno to stop (the rest of the body is read and dropped); drop() ends
+ * the context. The handler finds the context in rq->parts and in rq->parts_result 0, -EBADMSG
+ * for a body that is not such a form, or part()'s error.
  */
 typedef int (*serve_part_fn)(void *ctx, const char *name, const char *filename,
                              const char *content_type, uint64_t off, const char *data, size_t size);
-int serve_multipart(const struct serve_request *rq, serve_part_fn fn, void *ctx);
+struct serve_parts {
+        void *(*make)(void);
+        serve_part_fn part;
+        void (*drop)(void *ctx);
+};
 
 /*
  * A streamed body (SSE, a download): read() fills buf with up to max bytes of the body from
@@ -109,18 +117,12 @@ int serve_reply_error(struct serve_response *rs, unsigned status, const char *co
 /* A handler: 0 with *rs filled, or -errno (answered 500 INTERNAL_ERROR). */
 typedef int (*serve_handler_fn)(struct serve_request *rq, struct serve_response *rs);
 
-enum {
-        /* the body may be large (uploads): spooled to a memfd up to [serve] max_upload, not
-         * held in memory (the 1 MiB limit of other routes) */
-        SERVE_ROUTE_BIG_BODY = 1 << 0,
-};
-
 /* pattern: a path where "{}" stands for one segment ("/command/status/{}"). */
 struct serve_route {
         const char *method;
         const char *pattern;
         serve_handler_fn fn;
-        unsigned flags;
+        const struct serve_parts *parts; /* NULL: the body is held in memory, up to 1 MiB */
 };
 
 /* The route tables, each ended by an entry with a NULL method. */

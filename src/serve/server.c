@@ -8,7 +8,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "shared/util.h"
@@ -26,19 +26,21 @@ struct req_state {
         struct serve_conn conn;
         char *path_buf;
         struct buf body;
-        int body_fd;
+        struct MHD_PostProcessor *pp; /* a route with parts: its form, taken apart */
         uint64_t body_len;
         bool too_large;
 };
 
-static void req_state_free(struct req_state *st)
+static void req_state_free(struct serve *srv, struct req_state *st)
 {
         if (!st)
                 return;
         free(st->path_buf);
         buf_freep(&st->body);
-        if (st->body_fd >= 0)
-                (void)close(st->body_fd);
+        if (st->pp)
+                (void)srv->mhd->destroy_post_processor(st->pp);
+        if (st->rq.parts)
+                st->route->parts->drop(st->rq.parts);
         free(st);
 }
 
@@ -94,6 +96,35 @@ static enum MHD_Result reply_now(struct serve *srv, struct MHD_Connection *c, un
         return queue(srv, c, &rs);
 }
 
+static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
+                               const char *filename, const char *content_type,
+                               const char *transfer_encoding, const char *data, uint64_t off,
+                               size_t size)
+{
+        (void)kind, (void)transfer_encoding;
+        struct req_state *st = cls;
+        int r = st->route->parts->part(st->rq.parts, key ? key : "", filename, content_type, off,
+                                       data, size);
+        if (r < 0)
+                st->rq.parts_result = r;
+        return r < 0 ? MHD_NO : MHD_YES;
+}
+
+/* A route with parts: its context, and the parser its body goes through as it arrives. */
+static enum MHD_Result parts_begin(struct serve *srv, struct MHD_Connection *c,
+                                   struct req_state *st)
+{
+        st->rq.parts = st->route->parts->make();
+        if (!st->rq.parts)
+                return MHD_NO;
+        const char *ct = srv->mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+        if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0)
+                st->pp = srv->mhd->create_post_processor(c, 65536, on_part, st);
+        if (!st->pp)
+                st->rq.parts_result = -EBADMSG;
+        return MHD_YES;
+}
+
 /* The first call for a request: route it and check its size before any body is read. */
 static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const char *url,
                              const char *method, void **con_cls)
@@ -101,10 +132,8 @@ static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const 
         struct req_state *st = calloc(1, sizeof(*st));
         if (!st)
                 return MHD_NO;
-        st->body_fd = -1;
         st->conn.c = c;
-        st->rq =
-            (struct serve_request){.srv = srv, .conn = &st->conn, .method = method, .body_fd = -1};
+        st->rq = (struct serve_request){.srv = srv, .conn = &st->conn, .method = method};
         *con_cls = st;
         st->path_buf = strdup(url);
         if (!st->path_buf)
@@ -114,32 +143,28 @@ static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const 
         if (!st->route)
                 return queue(srv, c, &rs);
         const char *cl = srv->mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        uint64_t limit =
-            (st->route->flags & SERVE_ROUTE_BIG_BODY) ? srv->max_upload : SERVE_MAX_BODY;
+        uint64_t limit = st->route->parts ? srv->max_upload : SERVE_MAX_BODY;
         if (cl && strtoull(cl, NULL, 10) > limit)
                 return reply_now(srv, c, 413, "PAYLOAD_TOO_LARGE",
                                  "the request body is larger than this route accepts");
-        return MHD_YES;
+        return st->route->parts ? parts_begin(srv, c, st) : MHD_YES;
 }
 
-/* A piece of the body: into memory, or into a memfd for an upload route. */
+/* A piece of the body: into memory, or through the form's parser for a route with parts. */
 static int take_body(struct serve *srv, struct req_state *st, const char *data, size_t size)
 {
-        bool big = st->route->flags & SERVE_ROUTE_BIG_BODY;
-        uint64_t limit = big ? srv->max_upload : SERVE_MAX_BODY;
+        uint64_t limit = st->route->parts ? srv->max_upload : SERVE_MAX_BODY;
         if (st->too_large || st->body_len + size > limit) {
                 st->too_large = true;
                 return 0;
         }
         st->body_len += size;
-        if (!big)
+        if (!st->route->parts)
                 return buf_append(&st->body, data, size);
-        if (st->body_fd < 0) {
-                st->body_fd = memfd_create("sbx-serve-body", MFD_CLOEXEC);
-                if (st->body_fd < 0)
-                        return -errno;
-        }
-        return write_all(st->body_fd, data, size);
+        if (st->pp && st->rq.parts_result == 0 &&
+            srv->mhd->post_process(st->pp, data, size) != MHD_YES && st->rq.parts_result == 0)
+                st->rq.parts_result = -EBADMSG;
+        return 0; /* after an error, the rest is read and dropped: the handler answers it */
 }
 
 static enum MHD_Result dispatch(struct serve *srv, struct MHD_Connection *c, struct req_state *st)
@@ -148,13 +173,13 @@ static enum MHD_Result dispatch(struct serve *srv, struct MHD_Connection *c, str
                 return reply_now(srv, c, 413, "PAYLOAD_TOO_LARGE",
                                  "the request body is larger than this route accepts");
         struct serve_request *rq = &st->rq;
-        if (st->body_fd >= 0) {
-                if (lseek(st->body_fd, 0, SEEK_SET) < 0)
-                        return MHD_NO;
-                rq->body_fd = st->body_fd;
+        if (st->pp) { /* the form's end: a part cut short shows here */
+                if (srv->mhd->destroy_post_processor(st->pp) != MHD_YES && rq->parts_result == 0)
+                        rq->parts_result = -EBADMSG;
+                st->pp = NULL;
         }
         rq->body = st->body.data;
-        rq->body_len = st->route->flags & SERVE_ROUTE_BIG_BODY ? st->body_len : st->body.len;
+        rq->body_len = st->body.len;
         struct serve_response rs = {0};
         int r = st->route->fn(rq, &rs);
         if (r < 0) {
@@ -184,8 +209,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-        (void)cls, (void)c, (void)toe;
-        req_state_free(*con_cls);
+        (void)c, (void)toe;
+        req_state_free(cls, *con_cls);
         *con_cls = NULL;
 }
 
