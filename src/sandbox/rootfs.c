@@ -130,35 +130,52 @@ static int attach_lower(int tree_fd, const char *dir, mode_t mode, const char *w
         return 0;
 }
 
-static int setup_usr(const struct sbx_config *c, const struct rootfs_sources *src, int rootfd,
-                     struct sbx_error *e)
+/* The /usr mount point, and the host's /usr to stack on it: the supervisor's idmapped clone
+ * (tree_fd), attached inside the layer, when there is one; else the host's own. */
+static int usr_target(int rootfd, int tree_fd, const char **ret_host, struct sbx_error *e)
 {
         _cleanup_close_ int t = mnt_open_target(rootfd, "/usr", true, e);
         if (t < 0)
                 return t;
-        const char *lower = "/usr";
-        if (src->usr_tree_fd >= 0) {
-                /* attach the idmapped clone inside the layer and stack the overlay on it */
-                int r = attach_lower(src->usr_tree_fd, LAYER "/lower-usr", 0755,
-                                     "the idmapped /usr", e);
+        *ret_host = "/usr";
+        if (tree_fd >= 0) {
+                int r = attach_lower(tree_fd, LAYER "/lower-usr", 0755, "the idmapped /usr", e);
                 if (r < 0)
                         return r;
-                lower = LAYER "/lower-usr";
+                *ret_host = LAYER "/lower-usr";
         }
+        return TAKE_FD(t);
+}
+
+/* The upper and work dirs of a writable /usr overlay, in the layer. */
+static int make_usr_upper(struct sbx_error *e)
+{
+        if (mkdir(LAYER "/upper/usr", 0755) < 0 || mkdir(LAYER "/work/usr", 0755) < 0)
+                return sbx_internal(e, errno, "failed to create the /usr overlay dirs");
+        return 0;
+}
+
+static int setup_usr(const struct sbx_config *c, const struct rootfs_sources *src, int rootfd,
+                     struct sbx_error *e)
+{
+        const char *lower;
+        _cleanup_close_ int t = usr_target(rootfd, src->usr_tree_fd, &lower, e);
+        if (t < 0)
+                return t;
         if (c->read_only) {
                 _cleanup_close_ int usr = open(lower, O_PATH | O_DIRECTORY | O_CLOEXEC);
                 if (usr < 0)
                         return sbx_internal(e, errno, "failed to open the host's /usr");
                 return mnt_bind(usr, t, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV, "/usr", e);
         }
-        if (mkdir(LAYER "/upper/usr", 0755) < 0 || mkdir(LAYER "/work/usr", 0755) < 0)
-                return sbx_internal(e, errno, "failed to create the /usr overlay dirs");
+        int r = make_usr_upper(e);
+        if (r < 0)
+                return r;
         const char *opts[] = {"lowerdir",         lower,     "upperdir",
                               LAYER "/upper/usr", "workdir", LAYER "/work/usr",
                               "userxattr",        NULL,      NULL};
         struct sbx_error sub = {0};
-        int r = mnt_new_fs("overlay", opts, MOUNT_ATTR_NODEV, t, "/usr", &sub);
-        if (r < 0)
+        if (mnt_new_fs("overlay", opts, MOUNT_ATTR_NODEV, t, "/usr", &sub) < 0)
                 return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", 0,
                                 "overlayfs in a user namespace is not available here (%s); use "
                                 "--read-only to run on a read-only base",
@@ -175,17 +192,10 @@ static int setup_usr(const struct sbx_config *c, const struct rootfs_sources *sr
 static int setup_usr_image(const struct sbx_config *c, const struct rootfs_sources *src, int rootfd,
                            struct sbx_error *e)
 {
-        _cleanup_close_ int t = mnt_open_target(rootfd, "/usr", true, e);
+        const char *host;
+        _cleanup_close_ int t = usr_target(rootfd, src->host_usr_tree_fd, &host, e);
         if (t < 0)
                 return t;
-        const char *host = "/usr";
-        if (src->host_usr_tree_fd >= 0) {
-                int r = attach_lower(src->host_usr_tree_fd, LAYER "/lower-usr", 0755,
-                                     "the idmapped /usr", e);
-                if (r < 0)
-                        return r;
-                host = LAYER "/lower-usr";
-        }
         char base[64];
         if (src->usr_tree_fd >= 0) /* attached by mount_image_base */
                 snprintf(base, sizeof(base), LAYER "/lower-img");
@@ -211,8 +221,9 @@ static int setup_usr_image(const struct sbx_config *c, const struct rootfs_sourc
         opts[k++] = "lowerdir+";
         opts[k++] = host;
         if (!c->read_only) {
-                if (mkdir(LAYER "/upper/usr", 0755) < 0 || mkdir(LAYER "/work/usr", 0755) < 0)
-                        return sbx_internal(e, errno, "failed to create the /usr overlay dirs");
+                int r = make_usr_upper(e);
+                if (r < 0)
+                        return r;
                 const char *tail[] = {"upperdir", LAYER "/upper/usr", "workdir", LAYER "/work/usr"};
                 for (size_t i = 0; i < ARRAY_SIZE(tail); i++)
                         opts[k++] = tail[i];
