@@ -30,30 +30,33 @@ static bool v2_init_empty(int sfd)
                populated == 0;
 }
 
-/* Opens <own>/sbx/<id>: an fd, or -1 with errno set (ENOENT when there is none). */
-static int open_session_dir(const char *own, const char *id)
+/* <own>/sbx/<id> in p: 0, or -1 when own is empty or the path does not fit. */
+static int session_dir_path(char p[static PATH_MAX], const char *own, const char *id)
 {
-        char parent[PATH_MAX], dir[PATH_MAX];
-        if (!own[0] || cg_path(parent, sizeof(parent), own, "sbx") < 0 ||
-            cg_path(dir, sizeof(dir), parent, id) < 0) {
-                errno = ENOENT;
+        char parent[PATH_MAX];
+        if (!own[0] || cg_path(parent, PATH_MAX, own, "sbx") < 0 ||
+            cg_path(p, PATH_MAX, parent, id) < 0)
                 return -1;
-        }
-        return open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        return 0;
 }
 
 /* Whether <own>/sbx/<id> exists (or cannot be looked at: then it counts as there). */
 static bool session_dir_there(const char *own, const char *id)
 {
-        _cleanup_close_ int fd = open_session_dir(own, id);
-        return fd >= 0 || errno != ENOENT;
+        char p[PATH_MAX];
+        struct stat st;
+        if (session_dir_path(p, own, id) < 0)
+                return false;
+        return stat(p, &st) == 0 || errno != ENOENT;
 }
 
 /* Whether v1's <own>/sbx/<id> holds a task (or cannot be read: then it counts as held). */
 static bool v1_has_tasks(const char *own, const char *id)
 {
-        char buf[2];
-        _cleanup_close_ int fd = open_session_dir(own, id);
+        char dir[PATH_MAX], buf[2];
+        if (session_dir_path(dir, own, id) < 0)
+                return false;
+        _cleanup_close_ int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return errno != ENOENT;
         return cg_read_at(fd, "tasks", buf, sizeof(buf)) != 0 || buf[0] != '\0';
