@@ -336,22 +336,25 @@ static int spawn_finish(const struct sbx_config *c, const struct cgroup_session 
         return r;
 }
 
+/* A failure's error, with the host's own refusal when there is one: that is what the user must
+ * fix. */
+static int explained(const struct sbx_config *c, int r, struct sbx_error *e)
+{
+        if (r < 0)
+                host_refusal_explain(!c->read_only, e);
+        return r;
+}
+
 int session_spawn_start(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
                         struct session_proc *out, struct sbx_error *e)
 {
-        int r = spawn_start(c, cg, exec_fd, out, e);
-        if (r < 0) /* the host's own refusal, when there is one, is what the user must fix */
-                host_refusal_explain(!c->read_only, e);
-        return r;
+        return explained(c, spawn_start(c, cg, exec_fd, out, e), e);
 }
 
 int session_spawn_finish(const struct sbx_config *c, const struct cgroup_session *cg,
                          struct session_proc *p, struct sbx_error *e)
 {
-        int r = spawn_finish(c, cg, p, e);
-        if (r < 0)
-                host_refusal_explain(!c->read_only, e);
-        return r;
+        return explained(c, spawn_finish(c, cg, p, e), e);
 }
 
 int session_spawn(const struct sbx_config *c, const struct cgroup_session *cg, int exec_fd,
