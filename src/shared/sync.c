@@ -62,9 +62,16 @@ int sync_wait_fd(int fd, const char *what, int *ret_fd, struct sbx_error *e)
         ssize_t n = RETRY_EINTR(recvmsg(fd, &mh, MSG_CMSG_CLOEXEC));
         /* A peer that exits with our messages unread (an init that failed before it took the
          * cgroup fds) resets the channel, and the kernel reports that reset before the message
-         * the peer sent last, its error. The reset is reported once: read on for the message. */
-        if (n < 0 && errno == ECONNRESET)
+         * the peer sent last, its error. The reset is reported once: read on for the message.
+         * With none queued it stays a reset (handoff.c: the request went unread, nothing was
+         * started), not the end of the channel. */
+        if (n < 0 && errno == ECONNRESET) {
                 n = RETRY_EINTR(recvmsg(fd, &mh, MSG_CMSG_CLOEXEC));
+                if (n == 0) {
+                        n = -1;
+                        errno = ECONNRESET;
+                }
+        }
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); n > 0 && c; c = CMSG_NXTHDR(&mh, c))
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
                         int got;

@@ -76,5 +76,14 @@ int main(void)
         CHECK(sync_wait_fd(sp[1], "peer", &fd, &e) < 0);
         CHECK(strstr(e.message, "peer ended before reporting") != NULL);
         close(sp[1]);
+
+        /* a peer that exits with our message unread and sends nothing: a reset, as the exec
+         * client's fallback needs it (nothing was started), not "ended before reporting" */
+        CHECK(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) == 0);
+        memset(&e, 0, sizeof(e));
+        CHECK(sync_send_ok(sp[1]) == 0);
+        close(sp[0]);
+        CHECK(sync_wait_fd(sp[1], "peer", &fd, &e) == -ECONNRESET);
+        close(sp[1]);
         return unit_done();
 }
