@@ -39,13 +39,16 @@ int cg_v1_session_create(const char *parent, enum cg_ctrl k, const struct sbx_co
         int r = 0;
         bool made = !(*out)[0];
         if (made) {
-                /* A session ending elsewhere removes the parent when it is empty: make it again. */
+                /* The parent was made before the clone (cg_parent_ready); a session ending
+                 * elsewhere removes it when it is empty: then make it again. */
                 for (int tries = 0; tries < CG_PARENT_TRIES; tries++) {
-                        r = mkdir(parent, 0755) < 0 && errno != EEXIST ? negerrno() : 0;
-                        if (r == 0)
-                                r = cg_mkdir(parent, id, false);
+                        r = cg_mkdir(parent, id, false);
                         if (r != -ENOENT)
                                 break;
+                        if (mkdir(parent, 0755) < 0 && errno != EEXIST) {
+                                r = negerrno();
+                                break;
+                        }
                 }
                 if (r < 0)
                         return sbx_unsupported(e, -r, "failed to create cgroup '%s/%s'", parent,
