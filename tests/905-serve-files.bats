@@ -6,7 +6,8 @@
 #  - bad requests get {"code","message"} errors: missing multipart parts, bad metadata, bad
 #    JSON, an empty "old", a missing ?path=; an upload past [serve] max_upload is 413;
 #  - an upload is taken apart as it arrives: its file's bytes go into one memfd, and no other
-#    copy of the body is held;
+#    copy of the body is held; a body split anywhere near a part's start is the same upload;
+#    uploads still arriving hold no more memfds than serve's fd budget (429 past it);
 #  - escapes: every path resolves inside the session with a session process's rights, so
 #    "../", absolute host paths and symlinks the session planted to host directories reach
 #    only the session's own files (host canaries stay unread and unchanged, with a positive
@@ -21,6 +22,7 @@ setup() {
         public_dir
 }
 teardown() {
+        [ -z "${holder:-}" ] || kill "$holder" 2>/dev/null || true
         serve_stop
         teardown_sbx
 }
@@ -155,6 +157,57 @@ upload_arriving() {
         _expect 0 curl -sS -o "$BATS_TEST_TMPDIR/slow.back" -H "$sb_token" \
                 "$sb_base/files/download?path=/workspace/slow"
         cmp "$BATS_TEST_TMPDIR/slow" "$BATS_TEST_TMPDIR/slow.back" || fail "the file differs"
+}
+
+@test "serve files: a body split anywhere near a part's start is the same upload" {
+        serve_start
+        serve_sandbox
+        # libmicrohttpd reports a part's start with no data when the piece of the body in hand
+        # ends within four bytes of its value; the data then comes with offset 0 again
+        local part k st
+        for part in metadata file; do
+                for k in 0 1 2 3 4 5; do
+                        st=$(python3 "$SBX_SRC/tests/serve_split_upload.py" "$sb_base" \
+                                "$sb_token" "/workspace/split-$part-$k" "$part" "$k" \
+                                "data of $part $k") || fail "the client failed"
+                        [ "$st" = 200 ] || fail "split $k bytes into the $part part: status $st"
+                done
+        done
+        _expect 0 "$SBX" exec "$sb_id" sh -c 'for f in /workspace/split-*; do printf "%s=%s\n" "${f##*/}" "$(cat "$f")"; done'
+        local want
+        want=$(for part in metadata file; do for k in 0 1 2 3 4 5; do
+                echo "split-$part-$k=data of $part $k"; done; done | LC_ALL=C sort)
+        [ "$(LC_ALL=C sort <<<"$output")" = "$want" ] || fail "the files differ: $output"
+}
+
+# upload_fds: how many file parts' memfds serve holds; upload_fds_are OP N: compared.
+upload_fds() {
+        memfd_sizes "$serve_pid" | grep -c '^sbx-serve-upload' || true
+}
+upload_fds_are() {
+        [ "$(upload_fds)" "$1" "$2" ]
+}
+
+@test "serve files: uploads still arriving hold at most serve's fd budget; past it 429, freed after" {
+        # a hard limit of 400 fds: the budget is a quarter of it (100)
+        ulimit -n 400
+        serve_start
+        serve_sandbox
+        python3 "$SBX_SRC/tests/serve_parts_upload.py" "$sb_base" "$sb_token" a 60 hold \
+                >"$BATS_TEST_TMPDIR/hold.out" 3>&- &
+        holder=$!
+        # the positive control: the held upload's 60 file parts are seen in serve's fds
+        wait_until 10 upload_fds_are -ge 60 || fail "the held upload holds $(upload_fds) fds"
+        run python3 "$SBX_SRC/tests/serve_parts_upload.py" "$sb_base" "$sb_token" b 60 finish
+        [ "$output" = 429 ] || fail "an upload past the budget: status $output"
+        kill "$holder"
+        wait "$holder" 2>/dev/null || true
+        holder=
+        wait_until 10 upload_fds_are -eq 0 || fail "serve still holds $(upload_fds) upload fds"
+        run python3 "$SBX_SRC/tests/serve_parts_upload.py" "$sb_base" "$sb_token" c 60 finish
+        [ "$output" = 200 ] || fail "an upload after the others ended: status $output"
+        _expect 0 "$SBX" exec "$sb_id" sh -c 'ls /workspace | grep -c "^c-"; ls /workspace | grep -c "^[ab]-" || true'
+        [ "$output" = "60"$'\n'"0" ] || fail "files made: $output"
 }
 
 @test "serve files: info, search, list, replace, directories, move, permissions, delete" {

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdatomic.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,13 +26,41 @@
 #define UPLOAD_MAX_PAIRS 64u
 #define UPLOAD_MAX_METADATA 65536u
 
+/* The memfds of uploads still arriving, across all connections: an upload holds its file parts'
+ * from their first byte, so slow clients could otherwise take every fd serve has (512
+ * connections of 64 parts). Past the budget an upload is answered 429. */
+static atomic_uint upload_fds;
+static unsigned upload_fds_max = 256;
+
 struct upload {
         struct buf meta[UPLOAD_MAX_PAIRS];
         size_t n_meta;
         int file[UPLOAD_MAX_PAIRS];
         size_t n_file;
         const char *bad; /* why the form is refused (400) */
+        bool busy;       /* refused for the fd budget (429) */
 };
+
+void files_upload_fds_budget(unsigned n)
+{
+        upload_fds_max = n;
+}
+
+/* A memfd for a file part, within the budget: an fd, or -errno (-EMFILE past the budget). */
+static int upload_fd_new(void)
+{
+        if (atomic_fetch_add(&upload_fds, 1) >= upload_fds_max) {
+                atomic_fetch_sub(&upload_fds, 1);
+                return -EMFILE;
+        }
+        int fd = memfd_create("sbx-serve-upload", MFD_CLOEXEC);
+        if (fd < 0) {
+                int r = negerrno();
+                atomic_fetch_sub(&upload_fds, 1);
+                return r;
+        }
+        return fd;
+}
 
 static void *upload_make(void)
 {
@@ -44,8 +73,10 @@ static void upload_drop(void *ctx)
         for (size_t i = 0; i < u->n_meta; i++)
                 buf_freep(&u->meta[i]);
         for (size_t i = 0; i < u->n_file; i++)
-                if (u->file[i] >= 0)
+                if (u->file[i] >= 0) {
                         close(u->file[i]);
+                        atomic_fetch_sub(&upload_fds, 1);
+                }
         free(u);
 }
 
@@ -64,9 +95,10 @@ static int on_part(void *ctx, const char *name, const char *filename, const char
                         return -E2BIG;
                 }
                 if (!meta) {
-                        int fd = memfd_create("sbx-serve-upload", MFD_CLOEXEC);
+                        int fd = upload_fd_new();
+                        u->busy = fd == -EMFILE;
                         if (fd < 0)
-                                return negerrno();
+                                return fd;
                         u->file[u->n_file] = fd;
                 } else
                         u->meta[u->n_meta] = (struct buf){0};
@@ -175,6 +207,10 @@ int files_upload(struct serve_request *rq, struct serve_response *rs)
                                          "the body is not a multipart/form-data form");
         if (u->bad)
                 return serve_reply_error(rs, 400, "INVALID_FILE", "%s", u->bad);
+        if (u->busy)
+                return serve_reply_error(rs, 429, "TOO_MANY_UPLOADS",
+                                         "%u files of uploads are arriving already: try again",
+                                         upload_fds_max);
         if (r < 0)
                 return r;
         if (u->n_meta == 0)

@@ -5,14 +5,17 @@
  * with a bound, one route per request, and the handler's answer turned into a response.
  */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "shared/util.h"
 #include "command.h"
+#include "files.h"
+#include "form.h"
 #include "serve-internal.h"
 
 /* Connections at a time, and how long one may stay idle (also a client that sends its
@@ -26,21 +29,18 @@ struct req_state {
         struct serve_conn conn;
         char *path_buf;
         struct buf body;
-        struct MHD_PostProcessor *pp; /* a route with parts: its form, taken apart */
+        struct serve_form *form; /* a route with parts: its body, taken apart as it arrives */
         uint64_t body_len;
         bool too_large;
 };
 
-static void req_state_free(struct serve *srv, struct req_state *st)
+static void req_state_free(struct req_state *st)
 {
         if (!st)
                 return;
         free(st->path_buf);
         buf_freep(&st->body);
-        if (st->pp)
-                (void)srv->mhd->destroy_post_processor(st->pp);
-        if (st->rq.parts)
-                st->route->parts->drop(st->rq.parts);
+        serve_form_free(st->form);
         free(st);
 }
 
@@ -96,35 +96,6 @@ static enum MHD_Result reply_now(struct serve *srv, struct MHD_Connection *c, un
         return queue(srv, c, &rs);
 }
 
-static enum MHD_Result on_part(void *cls, enum MHD_ValueKind kind, const char *key,
-                               const char *filename, const char *content_type,
-                               const char *transfer_encoding, const char *data, uint64_t off,
-                               size_t size)
-{
-        (void)kind, (void)transfer_encoding;
-        struct req_state *st = cls;
-        int r = st->route->parts->part(st->rq.parts, key ? key : "", filename, content_type, off,
-                                       data, size);
-        if (r < 0)
-                st->rq.parts_result = r;
-        return r < 0 ? MHD_NO : MHD_YES;
-}
-
-/* A route with parts: its context, and the parser its body goes through as it arrives. */
-static enum MHD_Result parts_begin(struct serve *srv, struct MHD_Connection *c,
-                                   struct req_state *st)
-{
-        st->rq.parts = st->route->parts->make();
-        if (!st->rq.parts)
-                return MHD_NO;
-        const char *ct = srv->mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-        if (ct && strncasecmp(ct, "multipart/form-data", 19) == 0)
-                st->pp = srv->mhd->create_post_processor(c, 65536, on_part, st);
-        if (!st->pp)
-                st->rq.parts_result = -EBADMSG;
-        return MHD_YES;
-}
-
 /* The first call for a request: route it and check its size before any body is read. */
 static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const char *url,
                              const char *method, void **con_cls)
@@ -147,7 +118,9 @@ static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const 
         if (cl && strtoull(cl, NULL, 10) > limit)
                 return reply_now(srv, c, 413, "PAYLOAD_TOO_LARGE",
                                  "the request body is larger than this route accepts");
-        return st->route->parts ? parts_begin(srv, c, st) : MHD_YES;
+        if (st->route->parts && !(st->form = serve_form_begin(srv, c, st->route->parts, &st->rq)))
+                return MHD_NO;
+        return MHD_YES;
 }
 
 /* A piece of the body: into memory, or through the form's parser for a route with parts. */
@@ -161,9 +134,7 @@ static int take_body(struct serve *srv, struct req_state *st, const char *data, 
         st->body_len += size;
         if (!st->route->parts)
                 return buf_append(&st->body, data, size);
-        if (st->pp && st->rq.parts_result == 0 &&
-            srv->mhd->post_process(st->pp, data, size) != MHD_YES && st->rq.parts_result == 0)
-                st->rq.parts_result = -EBADMSG;
+        serve_form_feed(st->form, data, size);
         return 0; /* after an error, the rest is read and dropped: the handler answers it */
 }
 
@@ -173,11 +144,8 @@ static enum MHD_Result dispatch(struct serve *srv, struct MHD_Connection *c, str
                 return reply_now(srv, c, 413, "PAYLOAD_TOO_LARGE",
                                  "the request body is larger than this route accepts");
         struct serve_request *rq = &st->rq;
-        if (st->pp) { /* the form's end: a part cut short shows here */
-                if (srv->mhd->destroy_post_processor(st->pp) != MHD_YES && rq->parts_result == 0)
-                        rq->parts_result = -EBADMSG;
-                st->pp = NULL;
-        }
+        if (st->form)
+                serve_form_end(st->form);
         rq->body = st->body.data;
         rq->body_len = st->body.len;
         struct serve_response rs = {0};
@@ -209,8 +177,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-        (void)c, (void)toe;
-        req_state_free(cls, *con_cls);
+        (void)cls, (void)c, (void)toe;
+        req_state_free(*con_cls);
         *con_cls = NULL;
 }
 
@@ -275,6 +243,26 @@ static int wait_for_stop(void)
         return r > 0 ? -r : 0;
 }
 
+/*
+ * Each connection holds a socket and, while an upload arrives, up to 64 memfds: the soft fd
+ * limit goes up to the hard one (at most 65536, room for every connection's uploads), and
+ * uploads get what a full house of connections and the commands' pipes leave. The sessions'
+ * commands get their own limit (--nofile) whatever serve's is.
+ */
+static void fd_budget(void)
+{
+        struct rlimit rl = {1024, 1024};
+        if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+                rlim_t want = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+                struct rlimit up = {want, rl.rlim_max};
+                if (rl.rlim_cur < want && setrlimit(RLIMIT_NOFILE, &up) == 0)
+                        rl = up;
+        }
+        rlim_t reserve = 2 * MAX_CONNECTIONS;
+        rlim_t budget = rl.rlim_cur > 2 * reserve ? rl.rlim_cur - reserve : rl.rlim_cur / 4;
+        files_upload_fds_budget(budget > UINT_MAX ? UINT_MAX : (unsigned)budget);
+}
+
 int serve_run(const struct serve_options *o, struct sbx_error *e)
 {
         struct serve srv = {.opt = *o, .listen_fd = -1};
@@ -288,6 +276,7 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
                                            .volume_roots = srv.config.serve_volume_roots,
                                            .allow_all_egress = srv.config.serve_network_host};
         srv.max_upload = srv.config.serve_max_upload;
+        fd_budget();
         srv.mhd = mhd_lib_load(e);
         if (srv.mhd)
                 r = serve_listen(&srv, e);
