@@ -167,8 +167,8 @@ upload_arriving() {
         local part k st
         for part in metadata file; do
                 for k in 0 1 2 3 4 5; do
-                        st=$(python3 "$SBX_SRC/tests/serve_split_upload.py" "$sb_base" \
-                                "$sb_token" "/workspace/split-$part-$k" "$part" "$k" \
+                        st=$(python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" \
+                                "$sb_token" split "/workspace/split-$part-$k" "$part" "$k" \
                                 "data of $part $k") || fail "the client failed"
                         [ "$st" = 200 ] || fail "split $k bytes into the $part part: status $st"
                 done
@@ -193,18 +193,18 @@ upload_fds_are() {
         ulimit -n 400
         serve_start
         serve_sandbox
-        python3 "$SBX_SRC/tests/serve_parts_upload.py" "$sb_base" "$sb_token" a 60 hold \
+        python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" "$sb_token" parts a 60 hold \
                 >"$BATS_TEST_TMPDIR/hold.out" 3>&- &
         holder=$!
         # the positive control: the held upload's 60 file parts are seen in serve's fds
         wait_until 10 upload_fds_are -ge 60 || fail "the held upload holds $(upload_fds) fds"
-        run python3 "$SBX_SRC/tests/serve_parts_upload.py" "$sb_base" "$sb_token" b 60 finish
+        run python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" "$sb_token" parts b 60 finish
         [ "$output" = 429 ] || fail "an upload past the budget: status $output"
         kill "$holder"
         wait "$holder" 2>/dev/null || true
         holder=
         wait_until 10 upload_fds_are -eq 0 || fail "serve still holds $(upload_fds) upload fds"
-        run python3 "$SBX_SRC/tests/serve_parts_upload.py" "$sb_base" "$sb_token" c 60 finish
+        run python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" "$sb_token" parts c 60 finish
         [ "$output" = 200 ] || fail "an upload after the others ended: status $output"
         _expect 0 "$SBX" exec "$sb_id" sh -c 'ls /workspace | grep -c "^c-"; ls /workspace | grep -c "^[ab]-" || true'
         [ "$output" = "60"$'\n'"0" ] || fail "files made: $output"
