@@ -173,10 +173,20 @@ upload_arriving() {
                         [ "$st" = 200 ] || fail "split $k bytes into the $part part: status $st"
                 done
         done
+        # an empty file part followed by one of the same name, file name and type: two files,
+        # whether the body comes whole or split near the second's start
+        for k in -1 0 1 2 3 4 5; do
+                st=$(python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" "$sb_token" \
+                        grouped "split-g$k" "$k") || fail "the client failed"
+                [ "$st" = 200 ] || fail "an empty part, then one like it, split at $k: status $st"
+        done
         _expect 0 "$SBX" exec "$sb_id" sh -c 'for f in /workspace/split-*; do printf "%s=%s\n" "${f##*/}" "$(cat "$f")"; done'
         local want
-        want=$(for part in metadata file; do for k in 0 1 2 3 4 5; do
-                echo "split-$part-$k=data of $part $k"; done; done | LC_ALL=C sort)
+        want=$({
+                for part in metadata file; do for k in 0 1 2 3 4 5; do
+                        echo "split-$part-$k=data of $part $k"; done; done
+                for k in -1 0 1 2 3 4 5; do echo "split-g$k-0="; echo "split-g$k-1=second"; done
+        } | LC_ALL=C sort)
         [ "$(LC_ALL=C sort <<<"$output")" = "$want" ] || fail "the files differ: $output"
 }
 
@@ -272,6 +282,11 @@ upload_fds_are() {
         ex POST /files/upload -F 'metadata={"path":"/workspace/m"}' -F 'metadata={"path":"/workspace/n"}' \
                 -F "file=@$BATS_TEST_TMPDIR/x"
         expect_error 400 INVALID_FILE
+        # a form that ends inside its last part: said so, nothing written
+        ex POST /files/upload -H 'Content-Type: multipart/form-data; boundary=xx' --data-binary \
+                $'--xx\r\nContent-Disposition: form-data; name="metadata"\r\n\r\n{"path":"/workspace/m"}\r\n--xx\r\nContent-Disposition: form-data; name="file"\r\n\r\nhalf a fi'
+        expect_error 400 INVALID_FILE
+        [[ $output == *"ends before its last part"* ]] || fail "a form cut short: $output"
         ex POST /files/replace -d '{"/workspace/m":{"old":"","new":"y"}}'
         expect_error 400 INVALID_REQUEST_BODY
         ex POST /files/mv -d '{"src":"a"}'

@@ -5,6 +5,10 @@
       one metadata/file pair (PATH, DATA), the body sent in two pieces, the first ending K
       bytes into the value of the part named PART ("metadata" or "file"), with a pause
       between them so that the server reads them apart; prints the HTTP status
+  serve_upload_raw.py BASE_URL TOKEN_HEADER grouped PREFIX K
+      the metadata of PREFIX-0 and PREFIX-1, then their files, the first empty, both with the
+      same name, file name and type; split K bytes into the second file's value (K < 0: sent
+      whole); prints the HTTP status
   serve_upload_raw.py BASE_URL TOKEN_HEADER parts PREFIX N hold|finish
       N pairs (files /workspace/PREFIX-I); "hold" sends all but the body's last bytes and
       holds the connection open until killed, "finish" prints the HTTP status
@@ -43,6 +47,17 @@ def status(s):
     return resp.split(b" ", 2)[1].decode()
 
 
+def send_split(base, token, body, cut):
+    s, req = connect(base, token, body)
+    if cut < 0:
+        s.sendall(req + body)
+    else:
+        s.sendall(req + body[:cut])
+        time.sleep(0.2)
+        s.sendall(body[cut:])
+    print(status(s))
+
+
 def main():
     base, token, mode = sys.argv[1:4]
     end = f"--{B}--\r\n".encode()
@@ -51,12 +66,16 @@ def main():
         meta, head, value = pair(path, data)
         body = meta + head + value + end
         value_at = meta.index(b"\r\n\r\n") + 4 if part == "metadata" else len(meta) + len(head)
-        cut = value_at + int(k)
-        s, req = connect(base, token, body)
-        s.sendall(req + body[:cut])
-        time.sleep(0.2)
-        s.sendall(body[cut:])
-        print(status(s))
+        send_split(base, token, body, value_at + int(k))
+        return
+    if mode == "grouped":
+        prefix, k = sys.argv[4:6]
+        meta0, head, _ = pair(f"/workspace/{prefix}-0", "")
+        meta1, _, _ = pair(f"/workspace/{prefix}-1", "")
+        body = meta0 + meta1 + head + b"\r\n" + head
+        second_at = len(body)
+        body += b"second\r\n" + end
+        send_split(base, token, body, second_at + int(k) if int(k) >= 0 else -1)
         return
     prefix, n, how = sys.argv[4:7]
     body = b"".join(b"".join(pair(f"/workspace/{prefix}-{i}", f"file {i}"))

@@ -207,6 +207,9 @@ int files_upload(struct serve_request *rq, struct serve_response *rs)
                                          "the body is not a multipart/form-data form");
         if (u->bad)
                 return serve_reply_error(rs, 400, "INVALID_FILE", "%s", u->bad);
+        if (r == -EPROTO)
+                return serve_reply_error(rs, 400, "INVALID_FILE",
+                                         "the multipart form ends before its last part does");
         if (u->busy)
                 return serve_reply_error(rs, 429, "TOO_MANY_UPLOADS",
                                          "%u files of uploads are arriving already: try again",

@@ -258,7 +258,9 @@ static void fd_budget(void)
                 if (rl.rlim_cur < want && setrlimit(RLIMIT_NOFILE, &up) == 0)
                         rl = up;
         }
-        rlim_t reserve = 2 * MAX_CONNECTIONS;
+        /* a connection running a command: its socket, the command's pipes and pidfd (6 while
+         * it is spawned), a memfd for a request's input */
+        rlim_t reserve = 8 * MAX_CONNECTIONS;
         rlim_t budget = rl.rlim_cur > 2 * reserve ? rl.rlim_cur - reserve : rl.rlim_cur / 4;
         files_upload_fds_budget(budget > UINT_MAX ? UINT_MAX : (unsigned)budget);
 }
