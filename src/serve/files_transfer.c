@@ -3,15 +3,15 @@
  * POST /files/upload and GET /files/download. An upload's multipart body is taken apart by
  * libmicrohttpd as it arrives (struct serve_parts); each file part goes straight into a memfd,
  * its only copy in serve, that becomes the stdin of `sbx fs ID put PATH MODE`, which replaces
- * the file atomically in the session. A download
- * is streamed: `sbx fs ID get PATH OFFSET LENGTH` is run once per OPS_CAT_MAX bytes, so a big
- * file never sits whole in serve's memory, and each piece must come from the same file (its
- * device and inode) or the transfer is aborted rather than splice two files.
+ * the file atomically in the session. A download is streamed: `sbx fs ID get PATH OFFSET
+ * LENGTH` is run once per OPS_CAT_MAX bytes, so a big file never sits whole in serve's memory,
+ * and each piece must come from the same file (its device and inode) or the transfer is
+ * aborted rather than splice two files.
  */
 #include <errno.h>
 #include <inttypes.h>
-#include <stdatomic.h>
 #include <json-c/json.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,7 +38,6 @@ struct upload {
         int file[UPLOAD_MAX_PAIRS];
         size_t n_file;
         const char *bad; /* why the form is refused (400) */
-        bool busy;       /* refused for the fd budget (429) */
 };
 
 void files_upload_fds_budget(unsigned n)
@@ -96,7 +95,6 @@ static int on_part(void *ctx, const char *name, const char *filename, const char
                 }
                 if (!meta) {
                         int fd = upload_fd_new();
-                        u->busy = fd == -EMFILE;
                         if (fd < 0)
                                 return fd;
                         u->file[u->n_file] = fd;
@@ -210,7 +208,7 @@ int files_upload(struct serve_request *rq, struct serve_response *rs)
         if (r == -EPROTO)
                 return serve_reply_error(rs, 400, "INVALID_FILE",
                                          "the multipart form ends before its last part does");
-        if (u->busy)
+        if (r == -EMFILE) /* upload_fd_new: past the budget, or serve's own limit */
                 return serve_reply_error(rs, 429, "TOO_MANY_UPLOADS",
                                          "%u files of uploads are arriving already: try again",
                                          upload_fds_max);

@@ -31,8 +31,7 @@ struct serve_form {
         const struct serve_parts *parts;
         struct serve_request *rq;
         struct MHD_PostProcessor *pp;
-        struct { /* a call with no data at offset 0, not passed on yet */
-                bool on;
+        struct { /* a call with no data at offset 0, not passed on yet (name not NULL) */
                 char *name, *filename, *type;
         } held;
         char delim[4 + FORM_BOUNDARY_MAX + 1]; /* "\r\n--" + boundary; "" when unknown */
@@ -44,7 +43,6 @@ static void held_clear(struct serve_form *f)
         free(f->held.name);
         free(f->held.filename);
         free(f->held.type);
-        f->held.on = false;
         f->held.name = f->held.filename = f->held.type = NULL;
 }
 
@@ -65,7 +63,7 @@ static int pass(struct serve_form *f, const char *name, const char *filename, co
 /* The held call was an empty part: pass it on. */
 static int held_flush(struct serve_form *f)
 {
-        if (!f->held.on)
+        if (!f->held.name)
                 return 0;
         int r = pass(f, f->held.name, f->held.filename, f->held.type, 0, "", 0);
         held_clear(f);
@@ -74,7 +72,6 @@ static int held_flush(struct serve_form *f)
 
 static int hold(struct serve_form *f, const char *name, const char *filename, const char *type)
 {
-        f->held.on = true;
         f->held.name = strdup(name);
         f->held.filename = filename ? strdup(filename) : NULL;
         f->held.type = type ? strdup(type) : NULL;
@@ -93,7 +90,7 @@ static enum MHD_Result on_piece(void *cls, enum MHD_ValueKind kind, const char *
         (void)kind, (void)transfer_encoding;
         struct serve_form *f = cls;
         const char *name = key ? key : "";
-        bool continues = f->held.on && off == 0 && size > 0 &&
+        bool continues = f->held.name && off == 0 && size > 0 &&
                          (f->delim_len || (strcmp(f->held.name, name) == 0 &&
                                            same_str(f->held.filename, filename) &&
                                            same_str(f->held.type, content_type)));

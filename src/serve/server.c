@@ -96,6 +96,12 @@ static enum MHD_Result reply_now(struct serve *srv, struct MHD_Connection *c, un
         return queue(srv, c, &rs);
 }
 
+/* The largest body a route takes: an upload's [serve] max_upload, else SERVE_MAX_BODY. */
+static uint64_t body_limit(const struct serve *srv, const struct serve_route *route)
+{
+        return route->parts ? srv->max_upload : SERVE_MAX_BODY;
+}
+
 /* The first call for a request: route it and check its size before any body is read. */
 static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const char *url,
                              const char *method, void **con_cls)
@@ -114,8 +120,7 @@ static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const 
         if (!st->route)
                 return queue(srv, c, &rs);
         const char *cl = srv->mhd->lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        uint64_t limit = st->route->parts ? srv->max_upload : SERVE_MAX_BODY;
-        if (cl && strtoull(cl, NULL, 10) > limit)
+        if (cl && strtoull(cl, NULL, 10) > body_limit(srv, st->route))
                 return reply_now(srv, c, 413, "PAYLOAD_TOO_LARGE",
                                  "the request body is larger than this route accepts");
         if (st->route->parts && !(st->form = serve_form_begin(srv, c, st->route->parts, &st->rq)))
@@ -126,8 +131,7 @@ static enum MHD_Result begin(struct serve *srv, struct MHD_Connection *c, const 
 /* A piece of the body: into memory, or through the form's parser for a route with parts. */
 static int take_body(struct serve *srv, struct req_state *st, const char *data, size_t size)
 {
-        uint64_t limit = st->route->parts ? srv->max_upload : SERVE_MAX_BODY;
-        if (st->too_large || st->body_len + size > limit) {
+        if (st->too_large || st->body_len + size > body_limit(srv, st->route)) {
                 st->too_large = true;
                 return 0;
         }
