@@ -185,6 +185,18 @@ static int read_once(int cmdfd, const char *cmd, uint64_t cursor, size_t max, st
         return sbx_internal(e, EAGAIN, "the output of '%s' kept moving", cmd);
 }
 
+/* The session and command cmd's records, and (watch) an inotify watch on them for waiting. */
+static int open_watched(const char *session, const char *cmd, bool watch, struct detach_session *s,
+                        int *ret_fd, int *ret_in, struct sbx_error *e)
+{
+        int r = detach_session_open(session, false, s, e);
+        if (r == 0)
+                r = detach_cmd_open(s, session, cmd, ret_fd, e);
+        if (r == 0 && watch)
+                *ret_in = watch_open(*ret_fd);
+        return r;
+}
+
 int detach_read(const char *session, const char *cmd, uint64_t cursor, size_t max, int wait_ms,
                 struct buf *out, uint64_t *ret_next, uint64_t *ret_dropped, bool *ret_ended,
                 struct sbx_error *e)
@@ -192,11 +204,7 @@ int detach_read(const char *session, const char *cmd, uint64_t cursor, size_t ma
         struct detach_session s = DETACH_SESSION_INIT;
         _cleanup_close_ int fd = -1, in = -1;
         int64_t deadline = wait_ms < 0 ? -1 : (int64_t)now_monotonic_ms() + wait_ms;
-        int r = detach_session_open(session, false, &s, e);
-        if (r == 0)
-                r = detach_cmd_open(&s, session, cmd, &fd, e);
-        if (r == 0 && wait_ms != 0)
-                in = watch_open(fd);
+        int r = open_watched(session, cmd, wait_ms != 0, &s, &fd, &in, e);
         while (r == 0) {
                 r = read_once(fd, cmd, cursor, max, out, ret_next, ret_dropped, ret_ended, e);
                 if (r != 1)
@@ -217,11 +225,7 @@ int detach_wait(const char *session, const char *cmd, int wait_ms, struct detach
         struct detach_session s = DETACH_SESSION_INIT;
         _cleanup_close_ int fd = -1, in = -1;
         int64_t deadline = wait_ms < 0 ? -1 : (int64_t)now_monotonic_ms() + wait_ms;
-        int r = detach_session_open(session, false, &s, e);
-        if (r == 0)
-                r = detach_cmd_open(&s, session, cmd, &fd, e);
-        if (r == 0)
-                in = watch_open(fd);
+        int r = open_watched(session, cmd, true, &s, &fd, &in, e);
         while (r == 0) {
                 if ((r = detach_info_fill(fd, cmd, ret)) < 0) {
                         /* its records went: only the session's end removes a running one */
