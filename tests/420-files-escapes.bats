@@ -732,3 +732,22 @@ race_end() {
         [ -z "$bad_files" ] || fail "setuid or host-root files: $bad_files"
         no_leak
 }
+
+@test "a file command the session stops (SIGSTOP) ends with an error instead of hanging" {
+        new_session
+        in_sbx 'mkdir /workspace/t && cd /workspace/t && seq 1 3000 | xargs touch && echo needle >1'
+        sbx_ok exec -d "$sid" sh -c 'while :; do pkill -STOP -x sbx-files; done'
+        local i stopped=0
+        for i in 1 2 3; do
+                sbx_try grep "$sid" needle /workspace/t
+                [ "$status" -eq 0 ] && continue # the stopper missed it this time
+                [ "$status" -eq 1 ] && [[ $stderr == *"stopped by a process of the session (SIGSTOP)"* ]] ||
+                        fail "grep exited $status: $stderr"
+                stopped=$((stopped + 1))
+        done
+        # the stopper did reach the helper (else this test saw nothing), and none is left
+        [ "$stopped" -gt 0 ] || fail "the session never stopped the file helper"
+        in_sbx 'pkill -f "while :; do pkill -[S]TOP"; sleep 0.2; ! pgrep -x sbx-files'
+        # positive control: without the stopper the same grep finds it
+        sbx_ok grep "$sid" needle /workspace/t
+}

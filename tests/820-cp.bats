@@ -87,6 +87,36 @@ teardown() { teardown_sbx; }
         sbx_ok exec "$sid" sh -c 'pkill -f "ln -sfn" ; kill -9 -1' || true
 }
 
+@test "hostile: a link the session plants in its writable volume never steers a host-side copy" {
+        local vol=$BATS_TEST_TMPDIR/vol victim=$BATS_TEST_TMPDIR/victim
+        mkdir -p "$vol" "$victim"
+        # as root, a directory of a user's (a volume of root's own is a plain bind)
+        [ "$(id -u)" != 0 ] || chown 12345:12345 "$vol"
+        new_session --mount "$vol:/vol"
+        echo secret >"$victim/secret"
+        in_sbx 'mkdir /workspace/dist && echo payload >/workspace/dist/payload &&
+                ln -s "$1" /vol/dist && ln -s "$1" /vol/lnk && ln -s ../.. /vol/up && mkdir /vol/real' \
+                "$victim"
+        # the destination itself, a directory on the way, a relative path from inside the
+        # volume, a copy in through one, and a relative link up out of the volume
+        sbx_expect 1 cp "$sid:/workspace/dist" "$vol/dist"
+        [[ $stderr == *"'$vol/dist' is a symbolic link in one of the session's volumes"* ]]
+        sbx_expect 1 cp "$sid:/workspace/dist" "$vol/lnk/x"
+        (cd "$vol" && sbx_expect 1 cp "$sid:/workspace/dist" lnk)
+        sbx_expect 1 cp "$vol/lnk/secret" "$sid:/workspace/"
+        sbx_expect 1 cp "$vol/up/${victim#/}/secret" "$sid:/workspace/"
+        sbx_expect 1 exec "$sid" test -e /workspace/secret
+        [ "$(ls -A "$victim")" = secret ] || fail "written through the link: $(ls -A "$victim")"
+        # positive controls: a real directory of the volume takes a copy, and the same link made
+        # by the caller outside the volume is followed (the write the refusals above prevent)
+        sbx_ok cp "$sid:/workspace/dist" "$vol/real"
+        [ -f "$vol/real/dist/payload" ]
+        ln -s "$victim" "$BATS_TEST_TMPDIR/own-link"
+        sbx_ok cp "$sid:/workspace/dist" "$BATS_TEST_TMPDIR/own-link"
+        [ -f "$victim/dist/payload" ]
+        sbx_ok cp "$BATS_TEST_TMPDIR/own-link/secret" "$sid:/workspace/"
+}
+
 @test "the disk limit bounds a copy in; a failed copy leaves no half file" {
         new_session --disk 8M
         head -c 12000000 /dev/zero >"$host/big"

@@ -387,8 +387,11 @@ static int unpack_entry(struct unpacker *u, struct archive *a, struct archive_en
         int r = unpack_clean_path(raw, path, sizeof(path));
         if (r == -EPERM)
                 return bad_entry(u, raw, "contains '..'");
-        if (r < 0)
-                return bad_entry(u, raw, "has a name that is too long");
+        if (r < 0) /* sbx's bound (PATH_MAX), not a malformed image: a session's commit hits it */
+                return sbx_fail(u->e, EXIT_FAILED, "limit", 0,
+                                "image too large: %s: entry '%.200s' has a name too long (a "
+                                "component over %d or a path over %zu bytes)",
+                                u->what, raw, NAME_MAX, sizeof(path) - 1);
 
         if (++u->b->entries > IMAGE_MAX_ENTRIES)
                 return sbx_fail(u->e, EXIT_FAILED, "limit", 0,

@@ -6,6 +6,8 @@
  */
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
+#include <signal.h>
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,11 +67,60 @@ _noreturn_ static void child_main(const struct session_state *st, int wfd, confi
         _exit(0);
 }
 
-static int read_result(int rfd, struct buf *out, struct sbx_error *e)
+/* Whether process pid is stopped (state T or t in /proc/PID/stat). */
+static bool stopped(pid_t pid)
+{
+        char path[64], buf[512];
+        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        const char *paren = strrchr(buf, ')'); /* after the name, which may hold anything */
+        return paren && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
+}
+
+/*
+ * Read rfd to its end. The helper runs as the session's uid, so a process in the session can
+ * send it SIGSTOP (it cannot be blocked): it is looked at whenever no byte came for half a
+ * second, and a stopped one is killed (-ESTRPIPE) instead of being waited for without end.
+ */
+static int read_from(int rfd, pid_t helper, struct buf *all, size_t max)
+{
+        for (;;) {
+                struct pollfd p = {.fd = rfd, .events = POLLIN};
+                int n = poll(&p, 1, 500);
+                if (n < 0 && errno != EINTR)
+                        return negerrno();
+                if (n == 0 && helper > 0 && stopped(helper)) {
+                        (void)kill(helper, SIGKILL);
+                        return -ESTRPIPE;
+                }
+                if (n <= 0)
+                        continue;
+                char tmp[65536];
+                ssize_t k = read(rfd, tmp, sizeof(tmp));
+                if (k < 0 && errno != EINTR)
+                        return negerrno();
+                if (k == 0)
+                        return 0;
+                if (k > 0 && all->len + (size_t)k > max)
+                        return -EFBIG;
+                if (k > 0 && buf_append(all, tmp, (size_t)k) < 0)
+                        return -ENOMEM;
+        }
+}
+
+static int read_result(int rfd, pid_t helper, struct buf *out, struct sbx_error *e)
 {
         struct confined_header h;
         _cleanup_buf_ struct buf all = {0};
-        int r = read_all(rfd, &all, CONFINED_MAX_OUTPUT + sizeof(h));
+        int r = read_from(rfd, helper, &all, CONFINED_MAX_OUTPUT + sizeof(h));
+        if (r == -ESTRPIPE)
+                return sbx_fail(e, EXIT_FAILED, "internal", 0,
+                                "the file operation was stopped by a process of the session "
+                                "(SIGSTOP) and was ended");
         if (r < 0 || all.len < sizeof(h))
                 return sbx_internal(e, r < 0 ? -r : 0, "the file operation ended without a result");
         memcpy(&h, all.data, sizeof(h));
@@ -127,15 +178,21 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
                 session_ref_close(&s);
                 return r;
         }
-        int p[2];
-        if (pipe2(p, O_CLOEXEC) < 0) {
+        int p[2] = {-1, -1}, pp[2] = {-1, -1}; /* the result; the helper's pid, from its parent */
+        if (pipe2(p, O_CLOEXEC) < 0 || pipe2(pp, O_CLOEXEC) < 0) {
+                int err = errno;
+                for (int i = 0; i < 2; i++) {
+                        closep(&p[i]);
+                        closep(&pp[i]);
+                }
                 (void)cgroup_exec_finish(&cx);
                 session_ref_close(&s);
-                return sbx_internal(e, errno, "failed to create a pipe");
+                return sbx_internal(e, err, "failed to create a pipe");
         }
         pid_t pid = fork();
         if (pid == 0) {
                 close(p[0]);
+                close(pp[0]);
                 closep(&s.auditfd); /* the sandbox side never holds the log */
                 /* the caller's command line and environment stay out of the session's view */
                 proctitle_hide("sbx-files");
@@ -156,19 +213,28 @@ int session_run_confined(const char *id_or_name, confined_fn fn, void *arg,
                                      "failed to move the file operation into the session's cgroup");
                         header_fail(p[1], &je);
                 }
-                if (inner == 0)
+                if (inner == 0) {
+                        close(pp[1]);
                         child_main(&s.st, p[1], fn, arg);
+                }
+                (void)write_all(pp[1], &inner, sizeof(inner));
                 _exit(inner < 0 ? 1 : 0);
         }
         close(p[1]);
+        close(pp[1]);
         cgroup_exec_close_fds(&cx);
         if (pid < 0) {
                 close(p[0]);
+                close(pp[0]);
                 (void)cgroup_exec_finish(&cx);
                 session_ref_close(&s);
                 return sbx_internal(e, errno, "failed to fork");
         }
-        r = read_result(p[0], out, e);
+        pid_t helper = 0; /* its host pid, ours to reap once its parent is gone (subreaper) */
+        if (RETRY_EINTR(read(pp[0], &helper, sizeof(helper))) != (ssize_t)sizeof(helper))
+                helper = 0;
+        close(pp[0]);
+        r = read_result(p[0], helper, out, e);
         close(p[0]);
         (void)RETRY_EINTR(waitpid(pid, NULL, 0));
         while (RETRY_EINTR(waitpid(-1, NULL, 0)) > 0)

@@ -382,7 +382,8 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         s.st.pids = c->pids;
         s.st.limits_unenforced = plan->unenforced;
         s.st.env = session_env_build(c);
-        if (!s.st.env) {
+        s.st.volumes = session_volumes_build(c);
+        if (!s.st.env || !s.st.volumes) {
                 sbx_internal(&e, ENOMEM, "failed to build the session environment");
                 goto fail;
         }

@@ -121,7 +121,17 @@ static int pack_at(struct pack *p, int dfd, const char *name, struct buf *rel, i
         return 0; /* devices, fifos, sockets: not copied */
 }
 
-int cp_pack(const char *path, uint64_t max, struct buf *out, struct sbx_error *e)
+/* A host path that went through a link in one of the session's volumes: refused. */
+static int volume_link(struct sbx_error *e, const char *what, const char *path, const char *link)
+{
+        return sbx_fail(e, EXIT_FAILED, "not_found", 0,
+                        "cannot copy %s '%s': '%s' is a symbolic link in one of the session's "
+                        "volumes (not followed); name the real path",
+                        what, path, link ? link : path);
+}
+
+int cp_pack(const char *path, const struct hostpath_vols *vols, uint64_t max, struct buf *out,
+            struct sbx_error *e)
 {
         _cleanup_free_ char *copy = strdup(path);
         if (!copy)
@@ -134,9 +144,12 @@ int cp_pack(const char *path, uint64_t max, struct buf *out, struct sbx_error *e
         _cleanup_close_ int dfd = -1;
         if (slash) {
                 *slash = '\0';
-                dfd = open(slash == copy ? "/" : copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (dfd < 0)
-                        return ops_fail_errno(e, errno, "cannot copy '%s'", path);
+                _cleanup_free_ char *link = NULL;
+                int r = hostpath_open(slash == copy ? "/" : copy, vols, true, &dfd, &link);
+                if (r == -ELOOP && link)
+                        return volume_link(e, "from", path, link);
+                if (r < 0)
+                        return ops_fail_errno(e, -r, "cannot copy '%s'", path);
         }
         if (!*name || !strcmp(name, ".") || !strcmp(name, ".."))
                 return sbx_usage(e, "cannot copy '%s': name a file or directory", path);
@@ -216,29 +229,68 @@ static int create_entry(int pfd, const char *name, const struct rec *r, const ch
         return k;
 }
 
-int cp_unpack(const char *data, size_t len, const char *dst, uint64_t *ret_bytes,
-              struct sbx_error *e)
+/*
+ * Where dst puts the copy: *ret_dir, the directory to create in; *ret_top, the top entry's new
+ * name there, or NULL to keep its own (dst is an existing directory, reached through no link
+ * in a volume of the session's).
+ */
+static int open_destination(const char *dst, const struct hostpath_vols *vols, int *ret_dir,
+                            const char **ret_top, struct sbx_error *e)
 {
-        struct stat st;
-        _cleanup_free_ char *parent = NULL;
-        const char *top = NULL; /* the top entry's name at its parent */
-        if (stat(dst, &st) == 0 && S_ISDIR(st.st_mode)) {
-                parent = strdup(dst);
-        } else {
-                _cleanup_free_ char *copy = strdup(dst);
-                if (!copy)
-                        return ops_oom(e);
-                char *slash = strrchr(copy, '/');
-                parent = strdup(!slash ? "." : slash == copy ? "/" : (*slash = '\0', copy));
-                top = strrchr(dst, '/') ? strrchr(dst, '/') + 1 : dst;
-                if (!*top)
-                        return sbx_usage(e, "invalid destination '%s'", dst);
-        }
-        if (!parent)
+        _cleanup_free_ char *copy = strdup(dst);
+        if (!copy)
                 return ops_oom(e);
-        _cleanup_close_ int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pfd < 0)
+        size_t n = strlen(copy);
+        while (n > 1 && copy[n - 1] == '/')
+                copy[--n] = '\0';
+        char *slash = strrchr(copy, '/');
+        const char *name = slash ? slash + 1 : copy;
+        if (slash)
+                *slash = '\0';
+        _cleanup_free_ char *link = NULL;
+        _cleanup_close_ int pfd = -1;
+        int r = hostpath_open(!slash ? "." : slash == copy ? "/" : copy, vols, true, &pfd, &link);
+        struct stat st;
+        bool dir = !*name || !strcmp(name, ".") || !strcmp(name, "..");
+        if (r == 0 && !dir && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+                dir = S_ISDIR(st.st_mode);
+                if (S_ISLNK(st.st_mode)) { /* the caller's own link to a directory is followed */
+                        _cleanup_close_ int t = -1;
+                        r = hostpath_open(dst, vols, true, &t, &link);
+                        dir = r == 0 && fstat(t, &st) == 0 && S_ISDIR(st.st_mode);
+                        if (r == -ENOENT)
+                                r = 0; /* dangling: "exists" below */
+                        if (dir) {
+                                closep(&pfd);
+                                pfd = TAKE_FD(t);
+                                name = ".";
+                        }
+                }
+        }
+        if (r == -ELOOP && link)
+                return volume_link(e, "to", dst, link);
+        if (r < 0)
+                return ops_fail_errno(e, -r, "cannot copy to '%s'", dst);
+        /* re-opened for reading and creating in (O_PATH cannot be written through) */
+        *ret_dir = openat(pfd, dir ? name : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (*ret_dir < 0)
                 return ops_fail_errno(e, errno, "cannot copy to '%s'", dst);
+        *ret_top = dir ? NULL : strrchr(dst, '/') ? strrchr(dst, '/') + 1 : dst;
+        if (*ret_top && (!**ret_top || strchr(*ret_top, '/'))) {
+                closep(ret_dir);
+                return sbx_usage(e, "invalid destination '%s'", dst);
+        }
+        return 0;
+}
+
+int cp_unpack(const char *data, size_t len, const char *dst, const struct hostpath_vols *vols,
+              uint64_t *ret_bytes, struct sbx_error *e)
+{
+        const char *top = NULL; /* the top entry's name at its parent */
+        _cleanup_close_ int pfd = -1;
+        int opened = open_destination(dst, vols, &pfd, &top, e);
+        if (opened < 0)
+                return opened;
         *ret_bytes = 0;
         for (size_t off = 0; off < len;) {
                 struct rec r;
@@ -284,8 +336,8 @@ int cp_confined(void *arg, struct buf *out, struct sbx_error *e)
 {
         const struct cp_req *req = arg;
         if (!req->data)
-                return cp_pack(req->path, req->max, out, e);
+                return cp_pack(req->path, NULL, req->max, out, e);
         uint64_t bytes;
-        int r = cp_unpack(req->data, req->len, req->path, &bytes, e);
+        int r = cp_unpack(req->data, req->len, req->path, NULL, &bytes, e);
         return r < 0 ? r : buf_printf(out, "%llu", (unsigned long long)bytes) < 0 ? -ENOMEM : 0;
 }

@@ -13,21 +13,25 @@
 
 #include "shared/buf.h"
 #include "shared/error.h"
+#include "hostpath.h"
 
 /* The most a copy moves at once (it goes through memory); the session's disk bounds it too. */
 #define CP_MAX_BYTES (64u << 20)
 #define CP_MAX_ENTRIES 100000
 
 /* Pack path (relative paths from the cwd) into out: the top entry is named by path's last
- * component. Bytes beyond max: exit 1, code limit. */
-int cp_pack(const char *path, uint64_t max, struct buf *out, struct sbx_error *e);
+ * component. Bytes beyond max: exit 1, code limit. vols (NULL inside a session): on the host,
+ * the session's writable volumes, whose links path's directories must not go through. */
+int cp_pack(const char *path, const struct hostpath_vols *vols, uint64_t max, struct buf *out,
+            struct sbx_error *e);
 /*
  * Unpack at dst: into dst/<name> when dst is an existing directory, else as dst itself (its
- * parent must exist). Nothing that exists is replaced (exit 1, code exists). *ret_bytes: the
- * file bytes written.
+ * parent must exist). Nothing that exists is replaced (exit 1, code exists). vols as for
+ * cp_pack: a link in a volume on the way to dst, dst itself included, is refused. *ret_bytes:
+ * the file bytes written.
  */
-int cp_unpack(const char *data, size_t len, const char *dst, uint64_t *ret_bytes,
-              struct sbx_error *e);
+int cp_unpack(const char *data, size_t len, const char *dst, const struct hostpath_vols *vols,
+              uint64_t *ret_bytes, struct sbx_error *e);
 
 /* For session_run_confined: pack (req->path) or unpack (req->data at req->path) inside. */
 struct cp_req {

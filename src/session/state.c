@@ -15,6 +15,7 @@ void session_state_free(struct session_state *s)
         free(s->workdir);
         free(s->hostname);
         strv_freep(&s->env);
+        strv_freep(&s->volumes);
         free(s->cgroup);
         free(s->cgroup_v1_memory);
         free(s->cgroup_v1_pids);
@@ -97,6 +98,8 @@ int session_state_format(const struct session_state *s, struct buf *b)
                 r |= put_kv(b, "base", s->base);
         for (char **e = s->env; e && *e; e++)
                 r |= put_kv(b, "env", *e);
+        for (char **v = s->volumes; v && *v; v++)
+                r |= put_kv(b, "volume", *v);
         return r ? -ENOMEM : 0;
 }
 
@@ -157,11 +160,13 @@ static int parse_i64(const char *v, int64_t *out)
         return 0;
 }
 
-static int state_set(struct session_state *s, const char *k, char *v, size_t *n_env)
+static int state_set(struct session_state *s, const char *k, char *v, size_t n[2])
 {
         int64_t x = 0;
         if (strcmp(k, "env") == 0)
-                return strv_push(&s->env, n_env, v);
+                return strv_push(&s->env, &n[0], v);
+        if (strcmp(k, "volume") == 0)
+                return strv_push(&s->volumes, &n[1], v);
         if (strcmp(k, "id") == 0) {
                 int ok = session_id_valid(v);
                 if (ok)
@@ -247,7 +252,7 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t *n_
 
 int session_state_parse(const char *text, size_t len, struct session_state *s)
 {
-        size_t n_env = 0;
+        size_t n_list[2] = {0, 0}; /* env, volume */
         bool saw_version = false;
         const char *p = text, *end = text + len;
 
@@ -268,7 +273,7 @@ int session_state_parse(const char *text, size_t len, struct session_state *s)
                 char *v = unescape(eq + 1, (size_t)(nl - eq - 1));
                 if (!v)
                         return -EINVAL;
-                int r = state_set(s, key, v, &n_env);
+                int r = state_set(s, key, v, n_list);
                 if (r < 0) {
                         session_state_free(s);
                         return r;
@@ -363,4 +368,14 @@ char **session_env_build(const struct sbx_config *c)
         if (package_pip_env(c, &pip) < 0 || !(base = env_merge(proxied, pip)))
                 return NULL;
         return env_merge(base, c->env);
+}
+
+char **session_volumes_build(const struct sbx_config *c)
+{
+        _cleanup_strv_ char **out = calloc(c->n_mounts + 1, sizeof(char *));
+        size_t n = 0;
+        for (size_t i = 0; out && i < c->n_mounts; i++)
+                if (!c->mounts[i].read_only && !(out[n++] = strdup(c->mounts[i].host)))
+                        return NULL;
+        return TAKE_PTR(out);
 }

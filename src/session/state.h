@@ -30,6 +30,9 @@ struct session_state {
         char *workdir;
         char *hostname;
         char **env; /* the session's exec environment, "K=V", NULL-terminated */
+        /* The host directories of its writable volumes (what the session can plant links in:
+         * host-side copies do not follow them), NULL-terminated; NULL when none. */
+        char **volumes;
         enum sbx_seccomp_profile seccomp;
         enum sbx_net_mode net;
         uint64_t nofile;
@@ -75,5 +78,7 @@ int session_state_read(int sessfd, struct session_state *s);
  * the config's env (later entries override earlier ones with the same key).
  */
 char **session_env_build(const struct sbx_config *c);
+/* The host paths of c's writable volumes (for session_state.volumes); NULL: out of memory. */
+char **session_volumes_build(const struct sbx_config *c);
 /* Copy base and apply "K=V" overrides (exec -e, TERM for -T). NULL on ENOMEM. */
 char **env_merge(char *const *base, char *const *overrides);

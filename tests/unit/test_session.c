@@ -88,6 +88,9 @@ static void fill_state(struct session_state *s)
         s->env[0] = strdup("PATH=/usr/bin");
         s->env[1] = strdup("MULTI=line1\nline2=x%41\t\x01");
         s->env[2] = strdup("EMPTY=");
+        s->volumes = calloc(3, sizeof(char *));
+        s->volumes[0] = strdup("/home/u/proj");
+        s->volumes[1] = strdup("/srv/a\nb");
 }
 
 static void test_state_roundtrip(void)
@@ -110,6 +113,9 @@ static void test_state_roundtrip(void)
         CHECK(b.env && b.env[0] && b.env[1] && b.env[2] && !b.env[3]);
         CHECK_STR(b.env[1], "MULTI=line1\nline2=x%41\t\x01"); /* every byte round-trips */
         CHECK_STR(b.env[2], "EMPTY=");
+        CHECK(b.volumes && b.volumes[0] && b.volumes[1] && !b.volumes[2]);
+        CHECK_STR(b.volumes[0], "/home/u/proj");
+        CHECK_STR(b.volumes[1], "/srv/a\nb");
         /* the escaped form keeps one record per line */
         CHECK(strstr(out.data, "line1\nline2") == NULL);
 }
