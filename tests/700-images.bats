@@ -171,6 +171,97 @@ layer_dirs() {
         [ "$(layer_dirs)" = "$n" ] || fail "the layer was unpacked again"
 }
 
+@test "hostile: a docker-save archive with a copied config and other layers never passes for the image" {
+        # evil.tar: the config of docker.tar byte for byte (so the same image id), and a layer
+        # of its own named by its own digest
+        python3 - "$fx/docker.tar" "$BATS_TEST_TMPDIR/evil.tar" <<'EOF2'
+import hashlib, io, json, sys, tarfile
+src, out = sys.argv[1:]
+with tarfile.open(src) as t:
+    man = json.load(t.extractfile("manifest.json"))
+    cfg_name = man[0]["Config"]
+    cfg = t.extractfile(cfg_name).read()
+lb = io.BytesIO()
+with tarfile.open(fileobj=lb, mode="w") as l:
+    for name, data in (("data", None), ("data/a", b"EVIL\n")):
+        ti = tarfile.TarInfo(name)
+        if data is None:
+            ti.type, ti.mode = tarfile.DIRTYPE, 0o755
+            l.addfile(ti)
+        else:
+            ti.size = len(data)
+            l.addfile(ti, io.BytesIO(data))
+layer = lb.getvalue()
+lname = "blobs/sha256/" + hashlib.sha256(layer).hexdigest()
+with tarfile.open(out, "w") as t:
+    def put(name, data):
+        ti = tarfile.TarInfo(name); ti.size = len(data); t.addfile(ti, io.BytesIO(data))
+    put(lname, layer)
+    put(cfg_name, cfg)
+    put("manifest.json", json.dumps([{"Config": cfg_name, "RepoTags": ["x:1"], "Layers": [lname]}]).encode())
+EOF2
+        # the attacker's archive first: the trusted one, imported next, is refused, not replaced
+        sbx_ok image import foo:1 "$BATS_TEST_TMPDIR/evil.tar"
+        local id=$output
+        sbx_expect 1 image import --json dock:v1 "$fx/docker.tar"
+        [ "$(json .error.code)" = exists ] || fail "$output"
+        [[ $stderr == *"same configuration but other layers"* ]] || fail "stderr: $stderr"
+        sbx_expect 1 run --image dock:v1 -- cat /data/a
+        # and the other way round
+        export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store2
+        sbx_ok image import dock:v1 "$fx/docker.tar"
+        # positive control: the two archives do have the same id (what made them collide)
+        [ "$output" = "$id" ] || fail "ids differ ($output, $id): the test would prove nothing"
+        sbx_expect 1 image import foo:1 "$BATS_TEST_TMPDIR/evil.tar"
+        sbx_ok run --image dock:v1 -- cat /data/a
+        [ "$output" = hello ] || fail "dock:v1 runs '$output'"
+}
+
+@test "hostile: a tarball whose header makes libarchive allocate without end fails within 1 GiB" {
+        # one GNU sparse 1.0 entry whose map lists 30 million empty blocks (~47 bytes each in
+        # libarchive, ~1.4 GB) in 60 KB of gzip
+        python3 - "$BATS_TEST_TMPDIR/sparse.tar.gz" <<'EOF2'
+import gzip, sys
+N = 30_000_000
+def hdr(name, size, typ):
+    h = bytearray(512)
+    h[0:len(name)] = name.encode()
+    h[100:108] = b"0000644\0"; h[108:116] = b"0000000\0"; h[116:124] = b"0000000\0"
+    h[124:136] = ("%011o\0" % size).encode(); h[136:148] = b"00000000000\0"
+    h[156:157] = typ; h[257:263] = b"ustar\0"; h[263:265] = b"00"
+    h[148:156] = b"        "; h[148:156] = ("%06o\0 " % sum(h)).encode()
+    return bytes(h)
+pad = lambda n: b"\0" * ((512 - n % 512) % 512)
+recs = b""
+for k, v in (("GNU.sparse.major", "1"), ("GNU.sparse.minor", "0"), ("GNU.sparse.name", "big"),
+             ("GNU.sparse.realsize", "0")):
+    body = "%s=%s\n" % (k, v); n = len(body) + 1
+    while len(str(n)) + len(body) + 1 != n:
+        n = len(str(n)) + len(body) + 1
+    recs += ("%d %s" % (n, body)).encode()
+with gzip.open(sys.argv[1], "wb", compresslevel=6) as out:
+    out.write(hdr("PaxHeaders/big", len(recs), b"x") + recs + pad(len(recs)))
+    head = b"%d\n" % N
+    size = len(head) + 4 * N
+    out.write(hdr("GNUSparseFile.0/big", size + len(pad(size)), b"0") + head)
+    chunk = b"0\n0\n" * 100_000
+    for _ in range(N // 100_000):
+        out.write(chunk)
+    out.write(pad(size) + b"\0" * 1024)
+EOF2
+        _expect 1 python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:])
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(r.returncode)' "$SBX" image import sp:1 "$BATS_TEST_TMPDIR/sparse.tar.gz"
+        # (an sbx without the bound imports it, exit 0, at ~1.4 GB)
+        [ "$output" -lt $((1300 * 1024)) ] || fail "peak RSS ${output} KiB" # 1 GiB + ASan shadow
+        sbx_ok image list --json
+        [ "$output" = "[]" ] || fail "an image was recorded: $output"
+        # what the failed import left in the store's tmp/ goes with the next one, which works
+        sbx_ok image import plain "$fx/rootfs.tar.gz"
+        [ -z "$(ls -A "$store/tmp")" ] || fail "left in tmp/: $(ls -A "$store/tmp")"
+}
+
 @test "sessions share the image's layers: same inode, nothing copied, writes stay private" {
         sbx_ok image import bb:v1 "$fx/oci"
         sbx_ok image import other:v1 "$fx/oci"

@@ -186,6 +186,17 @@ layer_gets() { grep -c "GET /v2/$1/blobs/sha256:$2" "$fx/registry.log" || true; 
         [ "$output" = pulled ] || fail "got '$output'"
 }
 
+@test "a token endpoint that answers with a challenge again is not followed round: exit 1" {
+        start_fake tokenloop
+        sbx_expect 1 image pull --insecure-registry "127.0.0.1:$fake_port/test/x:v1"
+        [[ $stderr == *"refused a token (HTTP 401)"* ]] || fail "stderr: $stderr"
+        # positive control: the fake did challenge the token request itself
+        grep -q "GET /token" "$fx/fake-tokenloop.log" || fail "no token was asked for"
+        [ "$(grep -c "GET /token" "$fx/fake-tokenloop.log")" -eq 1 ] ||
+                fail "the token was asked for $(grep -c "GET /token" "$fx/fake-tokenloop.log") times"
+        no_image
+}
+
 @test "bearer tokens: refused without credentials, granted with those of the auth file" {
         start_fake token --user alice:s3cret
         sbx_expect 1 image pull --insecure-registry "127.0.0.1:$fake_port/test/x:v1"

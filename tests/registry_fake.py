@@ -3,6 +3,7 @@
 OCI layout (distribution API v2, read side only) and, by --mode:
   token      every /v2/ request needs "Authorization: Bearer <token>"; /token hands one out,
              and with --user U:P only to a client that sends those credentials (Basic)
+  tokenloop  as token, but /token itself answers 401 with the same challenge
   baddigest  a layer blob is sent with its last byte changed (same size, wrong digest)
   die        the first GET of each layer blob stops after half of it; Range requests are
              served (206) and logged to --log
@@ -56,7 +57,7 @@ class H(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
     def authorized(self):
-        if args.mode != "token":
+        if args.mode not in ("token", "tokenloop"):
             return True
         if self.headers.get("Authorization") == "Bearer " + TOKEN:
             return True
@@ -68,6 +69,9 @@ class H(BaseHTTPRequestHandler):
     def do_GET(self):
         p = self.path
         log("GET %s range=%s auth=%s" % (p, self.headers.get("Range"), bool(self.headers.get("Authorization"))))
+        if p.startswith("/token") and args.mode == "tokenloop":
+            self.authorized()
+            return
         if p.startswith("/token"):
             if args.user:
                 want = "Basic " + base64.b64encode(args.user.encode()).decode()

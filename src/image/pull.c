@@ -233,14 +233,16 @@ static int make_layout(struct pull *p, struct sbx_error *e)
                 rnd = now_monotonic_ms();
         snprintf(p->layout, sizeof(p->layout), "layout-%d-%016llx", (int)getpid(),
                  (unsigned long long)rnd);
-        _cleanup_free_ char *index = NULL;
+        _cleanup_buf_ struct buf index = {0};
         char mpath[DIGEST_HEX_LEN + 128];
         snprintf(mpath, sizeof(mpath), "%s/blobs/sha256/%s", p->layout, p->mhex);
-        if (asprintf(&index,
-                     "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":\"%s\",\"digest\":"
-                     "\"sha256:%s\",\"size\":%zu,\"annotations\":{\"org.opencontainers.image."
-                     "ref.name\":\"pulled\"}}]}",
-                     p->mtype, p->mhex, p->manifest.len) < 0)
+        /* the media type is the registry's text: escaped */
+        if (buf_puts(&index, "{\"schemaVersion\":2,\"manifests\":[{\"mediaType\":") < 0 ||
+            json_cstr(&index, p->mtype) < 0 ||
+            buf_printf(&index,
+                       ",\"digest\":\"sha256:%s\",\"size\":%zu,\"annotations\":{\"org."
+                       "opencontainers.image.ref.name\":\"pulled\"}}]}",
+                       p->mhex, p->manifest.len) < 0)
                 return -ENOMEM;
         char dir[128];
         int r = mkdirat(p->dlfd, p->layout, 0700);
@@ -254,7 +256,7 @@ static int make_layout(struct pull *p, struct sbx_error *e)
                 r = write_file_at(p->dlfd, dir, oci_layout, sizeof(oci_layout) - 1, 0600);
         snprintf(dir, sizeof(dir), "%s/index.json", p->layout);
         if (r == 0)
-                r = write_file_at(p->dlfd, dir, index, strlen(index), 0600);
+                r = write_file_at(p->dlfd, dir, index.data, index.len, 0600);
         if (r == 0)
                 r = write_file_at(p->dlfd, mpath, p->manifest.data, p->manifest.len, 0600);
         return r < 0 ? sbx_internal(e, -r, "failed to lay out the pulled image") : 0;

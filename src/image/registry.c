@@ -41,6 +41,7 @@ struct registry {
         char *basic;  /* "Authorization: Basic ..." from an auth file, or NULL */
         char *bearer; /* "Authorization: Bearer ..." once a challenge was answered */
         bool use_basic;
+        bool in_token; /* fetching a token: a challenge now is not answered (no loop) */
         registry_progress_fn progress;
         void *progress_arg;
 };
@@ -271,9 +272,12 @@ static void set_common(struct registry *reg, const char *url, struct xfer *x, ch
         cl->easy_setopt(h, CURLOPT_PROTOCOLS_STR, reg->insecure ? "http,https" : "https");
         cl->easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, reg->insecure ? "http,https" : "https");
         cl->easy_setopt(h, CURLOPT_CONNECTTIMEOUT, 15L);
-        /* a registry that stops sending fails the pull in a minute, not never */
-        cl->easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
+        /* A registry that stops sending, or trickles, fails the pull in a minute, not never:
+         * under 1 KiB/s for a minute ends a transfer, and a manifest or token (into memory, at
+         * most a few MiB) has five minutes in all. */
+        cl->easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1024L);
         cl->easy_setopt(h, CURLOPT_LOW_SPEED_TIME, 60L);
+        cl->easy_setopt(h, CURLOPT_TIMEOUT, x->b ? 300L : 0L);
         cl->easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
         cl->easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
         cl->easy_setopt(h, CURLOPT_HEADERDATA, x);
@@ -353,8 +357,9 @@ static int authenticate(struct registry *reg, const char *challenge, struct sbx_
         struct xfer x = {.reg = reg, .b = &b, .max = 1 << 20};
         long st = 0;
         reg->use_basic = reg->basic != NULL; /* the token endpoint takes the credentials */
+        reg->in_token = true;
         int r = perform(reg, url, NULL, 0, &x, &st, e);
-        reg->use_basic = false;
+        reg->use_basic = reg->in_token = false;
         free(x.challenge);
         if (r < 0)
                 return r;
@@ -380,6 +385,16 @@ static int authenticate(struct registry *reg, const char *challenge, struct sbx_
                 return sbx_fail(e, EXIT_FAILED, "unavailable", 0,
                                 "registry '%s' sent no usable token", reg->ref.host);
         return 0;
+}
+
+/* Whether the last response came from the registry itself: a challenge from a host it
+ * redirected to is not answered (the token request would carry the registry's credentials). */
+static bool from_registry(struct registry *reg)
+{
+        char *u = NULL;
+        size_t n = strlen(reg->base);
+        return reg->cl->easy_getinfo(reg->h, CURLINFO_EFFECTIVE_URL, &u) == CURLE_OK && u &&
+               strncasecmp(u, reg->base, n) == 0 && (u[n] == '/' || u[n] == '\0');
 }
 
 static int perform(struct registry *reg, const char *url, const char *accept, uint64_t range,
@@ -421,7 +436,8 @@ static int perform(struct registry *reg, const char *url, const char *accept, ui
                                   "insecure_registries)"
                                 : "");
                 *status = status_of(x);
-                if (*status != 401 || attempt > 0 || !x->challenge || reg->use_basic)
+                if (*status != 401 || attempt > 0 || !x->challenge || reg->use_basic ||
+                    reg->in_token || !from_registry(reg))
                         return 0;
                 _cleanup_free_ char *ch = x->challenge;
                 x->challenge = NULL;
