@@ -99,7 +99,11 @@ setup() {
         export SBX_IMAGE_STORE=$BATS_TEST_TMPDIR/store
         store=$SBX_IMAGE_STORE
 }
-teardown() { teardown_sbx; }
+teardown() {
+        # the small store of the free-space test, also when it failed half way
+        ! mountpoint -q "$BATS_TEST_TMPDIR/small" || umount "$BATS_TEST_TMPDIR/small"
+        teardown_sbx
+}
 
 # Nothing of a failed import: no tag, no record, no layer, nothing in tmp/.
 store_is_empty() {
@@ -260,6 +264,39 @@ sys.exit(r.returncode)' "$SBX" image import sp:1 "$BATS_TEST_TMPDIR/sparse.tar.g
         # what the failed import left in the store's tmp/ goes with the next one, which works
         sbx_ok image import plain "$fx/rootfs.tar.gz"
         [ -z "$(ls -A "$store/tmp")" ] || fail "left in tmp/: $(ls -A "$store/tmp")"
+}
+
+@test "an archive bigger than the store's free space stops short of filling it; zeros cost no disk" {
+        [ "$(id -u)" = 0 ] || skip "mounts a small tmpfs for the store (root)"
+        local small=$BATS_TEST_TMPDIR/small src=$BATS_TEST_TMPDIR/src
+        mkdir -p "$small" "$src/blobs/sha256"
+        mount -t tmpfs -o size=64m tmpfs "$small"
+        export SBX_IMAGE_STORE=$small/store
+        # 100 MB of random data in a layout archive (the copy out of it comes first)
+        head -c 100000000 /dev/urandom >"$src/blobs/sha256/$(printf '%064d' 1)"
+        echo '{"imageLayoutVersion":"1.0.0"}' >"$src/oci-layout"
+        echo '{"schemaVersion":2,"manifests":[]}' >"$src/index.json"
+        tar -C "$src" -cf "$BATS_TEST_TMPDIR/big.tar" oci-layout index.json blobs
+        rm -rf "$src"
+        sbx_expect 1 image import --json big:1 "$BATS_TEST_TMPDIR/big.tar"
+        [ "$(json .error.code)" = limit ] || fail "$output"
+        [[ $stderr == *"would leave less than 16 MiB free"* ]] || fail "stderr: $stderr"
+        # (an sbx without the check failed on a full file system: "No space left on device")
+        [ "$(df --output=used -m "$small" | tail -1)" -lt 8 ] || fail "left behind: $(du -sh "$small")"
+        # 200 MiB of zeros in 200 KiB of gzip: copied as holes, nothing fills the store
+        python3 -c 'import gzip, io, sys, tarfile
+with gzip.open(sys.argv[1], "wb") as g, tarfile.open(fileobj=g, mode="w") as t:
+    for name, data in (("oci-layout", b"{\"imageLayoutVersion\":\"1.0.0\"}"),
+                       ("index.json", b"{\"schemaVersion\":2,\"manifests\":[]}")):
+        ti = tarfile.TarInfo(name); ti.size = len(data); t.addfile(ti, io.BytesIO(data))
+    ti = tarfile.TarInfo("blobs/sha256/" + "0" * 63 + "2"); ti.size = 200 << 20
+    class Z:
+        def read(self, n=-1): return bytes(n)
+    t.addfile(ti, Z())' "$BATS_TEST_TMPDIR/zeros.tar.gz"
+        # copied whole, they reach the check of the index (an sbx writing them out failed
+        # before it, on a full file system)
+        sbx_expect 2 image import zeros:1 "$BATS_TEST_TMPDIR/zeros.tar.gz"
+        [[ $stderr == *"the index lists no manifest"* ]] || fail "stderr: $stderr"
 }
 
 @test "sessions share the image's layers: same inode, nothing copied, writes stay private" {

@@ -68,6 +68,15 @@ int store_record_write(int storefd, const struct image_info *i);
 int store_tag_get(int storefd, const char *name, const char *tag, char id[DIGEST_HEX_LEN + 1]);
 int store_tag_set(int storefd, const char *name, const char *tag, const char *id);
 int store_tag_file(const char *name, const char *tag, char *out, size_t n);
+/*
+ * What the store's filesystem keeps free whatever an import or a pull writes: 1% of it, at
+ * least STORE_RESERVE_MIN. Its writers check every STORE_CHECK_EVERY bytes written, so an
+ * archive or a registry stops short of filling the host's disk (a full disk is the host's
+ * problem, not only ours). 0, -ENOSPC past the reserve (*ret_reserve: it), or -errno.
+ */
+#define STORE_RESERVE_MIN (UINT64_C(16) << 20)
+#define STORE_CHECK_EVERY (UINT64_C(8) << 20)
+int store_space_check(int fd, uint64_t *ret_reserve);
 /* Remove a tree below dirfd (no symlink is ever followed). */
 int store_rmtree(int dirfd, const char *name);
 /* Empty tmp/, drop records no tag names and nobody holds, then layers no record names.

@@ -356,6 +356,7 @@ int image_pull(const char *ref, const struct image_pull_opts *o, struct image_in
                 r = resolve(&p, e);
         if (r == 0)
                 r = pull_blobs(&p, e);
+        bool fetched = r == 0; /* every blob whole and verified */
         char local[sizeof(p.ref.name) + sizeof(p.ref.tag) + 80], source[PATH_MAX];
         if (p.ref.tag[0])
                 snprintf(local, sizeof(local), "%s:%s", p.ref.name, p.ref.tag);
@@ -368,7 +369,9 @@ int image_pull(const char *ref, const struct image_pull_opts *o, struct image_in
                 snprintf(source, sizeof(source), "%s/downloads/%s", store, p.layout);
                 r = image_import(local, source, o->progress, o->arg, ret, e);
         }
-        if (r == 0) { /* imported: the store has the layers unpacked, the blobs can go */
+        /* Imported: the store has the layers unpacked. Or the import failed: its blobs are
+         * whole, kept for nothing (only a download cut short is kept, for a resume). */
+        if (fetched) {
                 (void)unlinkat(p.dlfd, p.config.hex, 0);
                 for (size_t i = 0; i < p.n_layers; i++)
                         (void)unlinkat(p.dlfd, p.layers[i].hex, 0);

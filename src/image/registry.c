@@ -173,6 +173,7 @@ struct xfer {
         int fd; /* ... or into fd, hashed, at most limit bytes from offset on */
         struct sha256_ctx sha;
         uint64_t offset, written, limit;
+        uint64_t reserve; /* what the store keeps free, once a check found too little */
         bool started;
         int err; /* -errno of a failed write, -EFBIG past the bound */
         char ctype[128];
@@ -241,6 +242,10 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
         x->started = true;
         if (x->offset + x->written + len > x->limit)
                 return x->err = -EFBIG, 0;
+        /* the store's reserve, as for an import (a registry may send what it likes) */
+        if ((x->written + len) / STORE_CHECK_EVERY != x->written / STORE_CHECK_EVERY &&
+            (x->err = store_space_check(x->fd, &x->reserve)) < 0)
+                return 0;
         if (write_all(x->fd, p, len) < 0)
                 return x->err = -errno, 0;
         sha256_update(&x->sha, len, (const uint8_t *)p);
@@ -423,6 +428,11 @@ static int perform(struct registry *reg, const char *url, const char *accept, ui
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
                                         "registry '%s' sent more than the manifest announced",
                                         reg->ref.host);
+                if (x->err == -ENOSPC && x->reserve)
+                        return sbx_fail(e, EXIT_FAILED, "limit", 0,
+                                        "image too large for the store: what registry '%s' sends "
+                                        "would leave less than %llu MiB free on its filesystem",
+                                        reg->ref.host, (unsigned long long)(x->reserve >> 20));
                 if (x->err)
                         return sbx_internal(e, -x->err, "failed to store what registry '%s' sent",
                                             reg->ref.host);

@@ -412,6 +412,25 @@ static bool layout_name(const char *p)
         return false;
 }
 
+static bool all_zero(const void *p, size_t n)
+{
+        const char *c = p;
+        return n == 0 || (c[0] == 0 && memcmp(c, c + 1, n - 1) == 0);
+}
+
+/* The store's reserve, checked while a source is copied into its scratch directory. */
+static int no_space(int fd, const char *name, struct sbx_error *e)
+{
+        uint64_t reserve = 0;
+        int r = store_space_check(fd, &reserve);
+        if (r == -ENOSPC)
+                return sbx_fail(e, EXIT_FAILED, "limit", 0,
+                                "image too large for the store: copying '%s' would leave less "
+                                "than %llu MiB free on its filesystem",
+                                name, (unsigned long long)(reserve >> 20));
+        return r < 0 ? sbx_internal(e, -r, "failed to check the free space for '%s'", name) : 0;
+}
+
 static int copy_entry(const struct archive_lib *la, struct archive *a, int scratchfd,
                       const char *name, uint64_t max_bytes, uint64_t *budget, struct sbx_error *e)
 {
@@ -435,15 +454,26 @@ static int copy_entry(const struct archive_lib *la, struct archive *a, int scrat
         size_t size;
         la_int64_t off;
         int r;
+        uint64_t end = 0, unchecked = 0;
         while ((r = la->read_data_block(a, &buf, &size, &off)) == ARCHIVE_OK) {
                 if ((uint64_t)off + size > *budget)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
                                         "image too large: the source exceeds %llu MiB (the "
                                         "bound of one import: SBX_IMAGE_MAX_SIZE)",
                                         (unsigned long long)(max_bytes >> 20));
+                end = (uint64_t)off + size;
+                if (all_zero(buf, size))
+                        continue; /* a hole (the file is new): zeros cost no disk */
+                if ((unchecked += size) >= STORE_CHECK_EVERY) {
+                        unchecked = 0;
+                        if ((r = no_space(fd, name, e)) < 0)
+                                return r;
+                }
                 if (lseek(fd, off, SEEK_SET) < 0 || write_all(fd, buf, size) < 0)
                         return sbx_internal(e, errno, "failed to copy '%s'", name);
         }
+        if (ftruncate(fd, (off_t)end) < 0) /* the trailing hole, if any */
+                return sbx_internal(e, errno, "failed to copy '%s'", name);
         if (r != ARCHIVE_EOF)
                 return sbx_fail(e, EXIT_USAGE, "usage", 0, "invalid image source: '%s': %s", name,
                                 la->error_string(a) ? la->error_string(a) : "truncated");

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "../config/config-internal.h"
@@ -538,4 +539,17 @@ int store_gc(int storefd)
                         keep_first(&r, store_rmtree(tmpfd, gone));
         }
         return r;
+}
+
+int store_space_check(int fd, uint64_t *ret_reserve)
+{
+        struct statvfs sv;
+        if (fstatvfs(fd, &sv) < 0)
+                return -errno;
+        uint64_t unit = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
+        uint64_t reserve = (uint64_t)sv.f_blocks * unit / 100;
+        if (reserve < STORE_RESERVE_MIN)
+                reserve = STORE_RESERVE_MIN;
+        *ret_reserve = reserve;
+        return (uint64_t)sv.f_bavail * unit >= reserve ? 0 : -ENOSPC;
 }

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -198,27 +197,15 @@ static bool all_zero(const char *p, size_t n)
         return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
 }
 
-/*
- * What the store's filesystem keeps free whatever an import writes: 1% of it, at least
- * STORE_RESERVE_MIN. Checked every STORE_CHECK_EVERY bytes written, so an archive of real data
- * stops short of filling the host's disk (a full disk is the host's problem, not only ours).
- */
-#define STORE_RESERVE_MIN (UINT64_C(16) << 20)
-#define STORE_CHECK_EVERY (UINT64_C(8) << 20)
-
 static int check_free_space(struct unpacker *u, int fd, const char *path)
 {
-        struct statvfs sv;
-        if (fstatvfs(fd, &sv) < 0)
-                return sbx_internal(u->e, errno,
-                                    "failed to check the free space for '%.200s' of %s", path,
-                                    u->what);
-        uint64_t unit = sv.f_frsize ? sv.f_frsize : sv.f_bsize;
-        uint64_t reserve = (uint64_t)sv.f_blocks * unit / 100;
-        if (reserve < STORE_RESERVE_MIN)
-                reserve = STORE_RESERVE_MIN;
-        if ((uint64_t)sv.f_bavail * unit >= reserve)
+        uint64_t reserve = 0;
+        int r = store_space_check(fd, &reserve);
+        if (r == 0)
                 return 0;
+        if (r != -ENOSPC)
+                return sbx_internal(u->e, -r, "failed to check the free space for '%.200s' of %s",
+                                    path, u->what);
         return sbx_fail(u->e, EXIT_FAILED, "limit", 0,
                         "image too large for the store: '%.200s' of %s would leave less than %llu "
                         "MiB free on its filesystem",
