@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "shared/macros.h"
+#include "shared/syscalls.h"
 #include "archive_lib.h"
 #include "image-internal.h"
 
@@ -118,6 +119,17 @@ int unpack_clean_path(const char *in, char *out, size_t n)
  * one component at a time, never following a symlink. */
 static int open_dir_beneath(int rootfd, const char *path, bool create)
 {
+        /* In one call where the kernel can (a layer of entries alternating between two deep
+         * directories cost a walk of every component for each entry: minutes under the store
+         * lock); the walk below creates what is missing, and serves older kernels. */
+        struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC,
+                               .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+                                          RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV};
+        int fast = *path ? sys_openat2(rootfd, path, &how) : -1;
+        if (fast >= 0)
+                return fast;
+        if (*path && (errno == ELOOP || errno == ENOTDIR || errno == EXDEV))
+                return errno == EXDEV ? -ELOOP : -errno;
         _cleanup_close_ int cur = openat(rootfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (cur < 0)
                 return -errno;
