@@ -6,7 +6,7 @@
 
 _sbx_commands="check commit connect cp create destroy diff edit exec fs glob grep help image kill list log logs ls mcp net pause ps read resume run serve stats tools wait write"
 
-_sbx_create_flags="--allow-host --cpus --disk --env --hostname --image --memory --mount --name \
+_sbx_create_flags="--allow-host --cpus --disk --env --env-file --hostname --image --memory --mount --name \
 --net --nofile --package --pids --ptys --read-only --rootfs --seccomp --strict-limits --timeout --ttl \
 --workdir"
 
@@ -22,7 +22,7 @@ _sbx_flags() {
         create) echo "$_sbx_create_flags --progress $common" ;;
         destroy) echo "--force $common" ;;
         edit) echo "--new-file --old-file --replace-all $common" ;;
-        exec) echo "--detach --env --interactive --max-output --timeout --tty --workdir $common" ;;
+        exec) echo "--detach --env --env-file --interactive --max-output --timeout --tty --workdir $common" ;;
         glob) echo "--path $common" ;;
         image) echo "--config --help --insecure-registry --json --progress" ;;
         grep)
@@ -42,7 +42,7 @@ _sbx_flags() {
 _sbx_takes_value() {
         case $1 in
         --after-context | --allow-host | --api-key-file | --before-context | --config | --context | --cpus | --cursor | \
-                --disk | --env | --glob | --hostname | --image | --limit | --listen | --max-output | \
+                --disk | --env | --env-file | --glob | --hostname | --image | --limit | --listen | --max-output | \
                 --memory | --mode | --mount | --name | --net | --new-file | --nofile | \
                 --offset | --old-file | --package | --path | --pids | --progress | --ptys | --rootfs | \
                 --seccomp | \

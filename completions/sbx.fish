@@ -57,7 +57,7 @@ function __sbx_operands
                 case '--*=*'
                     continue
                 case --after-context --allow-host --before-context --config --context \
-                    --cpus --disk --env --glob --hostname --image --limit --max-output \
+                    --cpus --disk --env --env-file --glob --hostname --image --limit --max-output \
                     --memory --mode --mount --name --net --new-file --nofile --offset \
                     --old-file --package --path --pids --ptys --rootfs --seccomp --timeout --ttl \
                     --workdir -A -B -C -e -t -w
@@ -177,6 +177,7 @@ complete -c sbx -n '__sbx_using create run' -l strict-limits \
 complete -c sbx -n '__sbx_using create' -l workdir -x -d 'start directory of commands'
 complete -c sbx -n '__sbx_using create run' -l hostname -x -d 'hostname inside'
 complete -c sbx -n '__sbx_using create' -l env -x -d 'environment of every command (K=V)'
+complete -c sbx -n '__sbx_using create run' -l env-file -r -F -d 'environment from a file (K=V lines or JSON; - for stdin)'
 complete -c sbx -n '__sbx_using create run' -l mount -r -F -d 'bind host path H at S (H:S[:ro])'
 complete -c sbx -n '__sbx_using create run' -l memory -x -a unlimited -d 'memory limit, no swap'
 complete -c sbx -n '__sbx_using create run' -l cpus -x -a unlimited -d 'CPU bandwidth, fractional'
@@ -193,6 +194,7 @@ complete -c sbx -n '__sbx_using create run' -l seccomp -x -a 'default strict unc
 complete -c sbx -n '__sbx_using exec run' -s t -l timeout -x -d 'kill the command after DUR'
 complete -c sbx -n '__sbx_using exec run' -s w -l workdir -x -d 'working directory'
 complete -c sbx -n '__sbx_using exec run' -s e -l env -x -d 'add to the environment (K=V)'
+complete -c sbx -n '__sbx_using exec' -l env-file -r -F -d 'add to the environment from a file (- for stdin)'
 complete -c sbx -n '__sbx_using exec run' -s i -l interactive -d 'forward stdin'
 complete -c sbx -n '__sbx_using exec run' -s T -l tty -d 'run under a new pseudo-terminal inside'
 complete -c sbx -n '__sbx_using exec run' -l max-output -x -d 'cap on captured output'

@@ -141,3 +141,44 @@ check_host() {
         [ "$status" -ne 0 ]
         [[ $output == *"shows '$vol'"* ]] || fail "check_scan said: $output"
 }
+
+@test "host side: a session's supervisor shows no command line; --env-file values are in none" {
+        local s1=flag-secret-$RANDOM$RANDOM s2=file-secret-$RANDOM$RANDOM s3=stdin-secret-$RANDOM$RANDOM
+        printf '# comment\n\nS2=%s\r\n' "$s2" >"$BATS_TEST_TMPDIR/env"
+        new_session --env "S1=$s1" --env-file "$BATS_TEST_TMPDIR/env"
+        local sup
+        sup=$(tr '\0' '\n' <"$SBX_RUNTIME_DIR/$sid/state" 2>/dev/null | sed -n 's/^supervisor_pid=//p')
+        [ -n "$sup" ] || sup=$(sed -n 's/^supervisor_pid=//p' "$SBX_RUNTIME_DIR/$sid/state")
+        # positive control: the supervisor is there, and the scan reads its command line
+        [ "$(tr '\0' ' ' <"/proc/$sup/cmdline")" = "sbx-supervisor " ] ||
+                fail "supervisor $sup: $(tr '\0' ' ' <"/proc/$sup/cmdline")"
+        # a JSON object on stdin, a value with a newline
+        printf '{"S3":"%s","NL":"a\\nb"}' "$s3" |
+                "$SBX" exec --env-file - "$sid" sh -c 'sleep 2; printf "%s|%s|%s|%s" "$S1" "$S2" "$S3" "$NL"' \
+                        >"$BATS_TEST_TMPDIR/out" &
+        local bg_exec=$! p
+        sleep 0.5
+        for p in /proc/[0-9]*; do
+                ! tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qE "$s2|$s3" ||
+                        fail "pid ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline")"
+        done
+        # the flag's value was seen by `sbx create` alone, which has ended
+        for p in /proc/[0-9]*; do
+                ! tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "$s1" ||
+                        fail "pid ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline")"
+        done
+        wait "$bg_exec"
+        [ "$(cat "$BATS_TEST_TMPDIR/out")" = "$s1|$s2|$s3|$(printf 'a\nb')" ] ||
+                fail "values: $(cat "$BATS_TEST_TMPDIR/out")"
+        # run takes it too; bad files are usage errors
+        _expect 0 sh -c 'echo "X=1" | "$1" run --env-file - -- sh -c "echo \$X"' sh "$SBX"
+        [ "$output" = 1 ] || fail "run: $output"
+        printf 'no equals sign\n' >"$BATS_TEST_TMPDIR/bad"
+        sbx_expect 2 exec --env-file "$BATS_TEST_TMPDIR/bad" "$sid" true
+        [[ $stderr == *"a line is not KEY=VALUE"* ]] || fail "stderr: $stderr"
+        printf '{"1X":"v"}' >"$BATS_TEST_TMPDIR/bad"
+        sbx_expect 2 create --env-file "$BATS_TEST_TMPDIR/bad"
+        printf '{"X":1}' >"$BATS_TEST_TMPDIR/bad"
+        sbx_expect 2 exec --env-file "$BATS_TEST_TMPDIR/bad" "$sid" true
+        sbx_expect 2 exec --env-file "$BATS_TEST_TMPDIR/missing" "$sid" true
+}

@@ -413,6 +413,38 @@ while os.path.exists(sys.argv[1]):
         error_is 400 INVALID_REQUEST
 }
 
+@test "serve: env and envs values never appear in a host command line" {
+        start_serve
+        local s1=create-secret-$RANDOM$RANDOM s2=exec-secret-$RANDOM$RANDOM s3=bg-secret-$RANDOM$RANDOM
+        new_sandbox '{"image":{"uri":"python:3.11"},"timeout":600,"env":{"S1":"'"$s1"'","N":"a\nb"},
+                "entrypoint":["tail","-f","/dev/null"]}'
+        endpoint
+        # a foreground command that runs a while, and a background one, each with a secret
+        printf '%s' '{"command":"sleep 3; echo $S1 $S2","envs":{"S2":"'"$s2"'"}}' >"$BATS_TEST_TMPDIR/fg.json"
+        curl -s -N --max-time 20 -H "X-EXECD-ACCESS-TOKEN: $tok" -H 'Content-Type: application/json' \
+                --data-binary "@$BATS_TEST_TMPDIR/fg.json" "$ep/command" >"$BATS_TEST_TMPDIR/fg.out" &
+        local fg=$!
+        execd POST /command '{"command":"echo $S3; sleep 3","background":true,"envs":{"S3":"'"$s3"'"}}'
+        expect_code 200
+        # every host process's command line, while both run (and the supervisor all along)
+        local seen=0 i p
+        for i in $(seq 1 20); do
+                for p in /proc/[0-9]*; do
+                        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qE "$s1|$s2|$s3" &&
+                                fail "pid ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline")"
+                        # positive control: the scan reads command lines (the foreground exec)
+                        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "sleep 3; echo" && seen=1
+                done
+                sleep 0.1
+        done
+        [ "$seen" = 1 ] || fail "the scan never saw the running command's command line"
+        wait "$fg"
+        # the values did reach the commands, a newline included
+        grep -q "$s1 $s2" "$BATS_TEST_TMPDIR/fg.out" || fail "fg: $(cat "$BATS_TEST_TMPDIR/fg.out")"
+        sbx_ok exec "$sid" sh -c 'printf %s "$N"'
+        [ "$output" = "$(printf 'a\nb')" ] || fail "N: $output"
+}
+
 @test "serve: a quiet command gets pings; a client that disconnects has its command killed" {
         start_serve
         new_sandbox

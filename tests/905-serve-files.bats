@@ -197,6 +197,12 @@ upload_fds() {
 upload_fds_are() {
         [ "$(upload_fds)" "$1" "$2" ]
 }
+upload_bytes() {
+        memfd_sizes "$serve_pid" | awk '$1 ~ /^sbx-serve-upload/ { n += $NF } END { print n + 0 }'
+}
+upload_bytes_are() {
+        [ "$(upload_bytes)" "$1" "$2" ]
+}
 
 @test "serve files: uploads still arriving hold at most serve's fd budget; past it 429, freed after" {
         # a hard limit of 400 fds: the budget is a quarter of it (100)
@@ -218,6 +224,30 @@ upload_fds_are() {
         [ "$output" = 200 ] || fail "an upload after the others ended: status $output"
         _expect 0 "$SBX" exec "$sb_id" sh -c 'ls /workspace | grep -c "^c-"; ls /workspace | grep -c "^[ab]-" || true'
         [ "$output" = "60"$'\n'"0" ] || fail "files made: $output"
+}
+
+@test "serve files: uploads still arriving hold at most 8 x max_upload bytes together; past it 429" {
+        serve_start 'max_upload = 1M'
+        serve_sandbox
+        # eight uploads of 1 MB each held open just short of their end: 8 MB of the 8 MiB
+        local i holders=()
+        for i in 1 2 3 4 5 6 7 8; do
+                python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" "$sb_token" big "h$i" 1000000 hold \
+                        >/dev/null 3>&- &
+                holders+=($!)
+        done
+        # the positive control: their bytes are in serve's memfds (no upload was refused)
+        wait_until 15 upload_bytes_are -ge $((8 * 999000)) ||
+                fail "the held uploads hold $(upload_bytes) bytes"
+        run python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" "$sb_token" big next 1000000 finish
+        [ "$output" = 429 ] || fail "an upload past the bytes' budget: status $output"
+        kill "${holders[@]}"
+        wait "${holders[@]}" 2>/dev/null || true
+        wait_until 10 upload_fds_are -eq 0 || fail "serve still holds $(upload_fds) upload fds"
+        run python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" "$sb_token" big next 1000000 finish
+        [ "$output" = 200 ] || fail "an upload after the others ended: status $output"
+        _expect 0 "$SBX" exec "$sb_id" stat -c %s /workspace/next
+        [ "$output" = 1000000 ] || fail "size: $output"
 }
 
 @test "serve files: info, search, list, replace, directories, move, permissions, delete" {

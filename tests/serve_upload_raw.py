@@ -12,6 +12,8 @@
   serve_upload_raw.py BASE_URL TOKEN_HEADER parts PREFIX N hold|finish
       N pairs (files /workspace/PREFIX-I); "hold" sends all but the body's last bytes and
       holds the connection open until killed, "finish" prints the HTTP status
+  serve_upload_raw.py BASE_URL TOKEN_HEADER big PREFIX SIZE hold|finish
+      one pair, /workspace/PREFIX of SIZE bytes; hold or finish as for parts
 """
 import json
 import socket
@@ -78,8 +80,11 @@ def main():
         send_split(base, token, body, second_at + int(k) if int(k) >= 0 else -1)
         return
     prefix, n, how = sys.argv[4:7]
-    body = b"".join(b"".join(pair(f"/workspace/{prefix}-{i}", f"file {i}"))
-                    for i in range(int(n))) + end
+    if mode == "big":
+        body = b"".join(pair(f"/workspace/{prefix}", "x" * int(n))) + end
+    else:
+        body = b"".join(b"".join(pair(f"/workspace/{prefix}-{i}", f"file {i}"))
+                        for i in range(int(n))) + end
     s, req = connect(base, token, body)
     if how == "hold":
         s.sendall(req + body[:-10])

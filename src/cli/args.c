@@ -8,6 +8,7 @@
 #include "../launch/audit_create.h"
 #include "../launch/mount_guard.h"
 #include "shared/util.h"
+#include "envfile.h"
 #include "progress.h"
 
 /* Order matters: option ids are OPT_CREATE_FIRST + index. The names are literals (not read
@@ -23,7 +24,7 @@ const struct option create_long_options[] = {
     CO(8, "hostname", 1),       CO(9, "env", 1),         CO(10, "mount", 1),    CO(11, "memory", 1),
     CO(12, "cpus", 1),          CO(13, "pids", 1),       CO(14, "disk", 1),     CO(15, "nofile", 1),
     CO(16, "net", 1),           CO(17, "allow-host", 1), CO(18, "seccomp", 1),  CO(19, "ptys", 1),
-    CO(20, "strict-limits", 0),
+    CO(20, "strict-limits", 0), CO(21, "env-file", 1),
 };
 const size_t n_create_long_options = sizeof(create_long_options) / sizeof(create_long_options[0]);
 
@@ -97,6 +98,22 @@ int args_common_argv(struct cli *cli, const char *command, int opt, const char *
         }
 }
 
+/* --env-file: each variable it gives is recorded as an --env of its own, in its place. */
+static int record_env_file(struct cli *cli, struct flag_list *fl, const char *path)
+{
+        char *const *kv;
+        size_t n;
+        if (envfile_read(cli, path, &kv, &n) < 0)
+                return -1;
+        for (size_t j = 0; j < n; j++) {
+                if (fl->n >= ARRAY_SIZE(fl->items))
+                        return sbx_usage(&cli->err, "too many options");
+                fl->items[fl->n].flag = "--env";
+                fl->items[fl->n++].value = kv[j];
+        }
+        return 1;
+}
+
 int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, const char *arg)
 {
         if (opt < OPT_CREATE_FIRST ||
@@ -106,6 +123,8 @@ int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, cons
                 return sbx_usage(&cli->err, "too many options");
         static char names[ARRAY_SIZE(create_long_options)][24];
         int i = opt - OPT_CREATE_FIRST;
+        if (strcmp(create_long_options[i].name, "env-file") == 0)
+                return record_env_file(cli, fl, arg);
         snprintf(names[i], sizeof(names[i]), "--%s", create_long_options[i].name);
         fl->items[fl->n].flag = names[i];
         fl->items[fl->n].value = arg;
@@ -176,6 +195,18 @@ int args_exec_option(struct cli *cli, int opt, const char *arg, struct exec_requ
                         return sbx_usage(&cli->err, "too many --env options");
                 env_adds->items[env_adds->n++].value = arg;
                 return 1;
+        case OPT_EXEC_ENV_FILE: {
+                char *const *kv;
+                size_t n;
+                if (envfile_read(cli, arg, &kv, &n) < 0)
+                        return -1;
+                for (size_t j = 0; j < n; j++) {
+                        if (env_adds->n >= ARRAY_SIZE(env_adds->items))
+                                return sbx_usage(&cli->err, "too many --env options");
+                        env_adds->items[env_adds->n++].value = kv[j];
+                }
+                return 1;
+        }
         case 'i':
                 rq->interactive = true;
                 return 1;

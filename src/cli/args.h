@@ -16,8 +16,9 @@ enum {
         OPT_CREATE_FIRST, /* create options: index into create_flag_names */
 };
 
-/* --progress MODE (create, run, image): apart from the create options' range */
-enum { OPT_PROGRESS = 0x1f0 };
+/* --progress MODE (create, run, image) and exec's --env-file: apart from the create options'
+ * range */
+enum { OPT_PROGRESS = 0x1f0, OPT_EXEC_ENV_FILE };
 
 /* The long options of `create` (terminated); run adds the exec ones. */
 extern const struct option create_long_options[];

@@ -7,17 +7,12 @@
 #include "args.h"
 
 static const struct option exec_options[] = {
-    {"timeout", 1, NULL, 't'},
-    {"workdir", 1, NULL, 'w'},
-    {"env", 1, NULL, 'e'},
-    {"interactive", 0, NULL, 'i'},
-    {"tty", 0, NULL, 'T'},
-    {"max-output", 1, NULL, 'M'},
-    {"json", 0, NULL, OPT_JSON},
-    {"config", 1, NULL, OPT_CONFIG},
-    {"help", 0, NULL, OPT_HELP},
-    {"detach", 0, NULL, 'd'},
-    {0},
+    {"timeout", 1, NULL, 't'},       {"workdir", 1, NULL, 'w'},
+    {"env", 1, NULL, 'e'},           {"env-file", 1, NULL, OPT_EXEC_ENV_FILE},
+    {"interactive", 0, NULL, 'i'},   {"tty", 0, NULL, 'T'},
+    {"max-output", 1, NULL, 'M'},    {"json", 0, NULL, OPT_JSON},
+    {"config", 1, NULL, OPT_CONFIG}, {"help", 0, NULL, OPT_HELP},
+    {"detach", 0, NULL, 'd'},        {0},
 };
 
 /* -d: the command's id at once (launch/detach.h); its output goes to `sbx logs`. */

@@ -26,6 +26,7 @@
         "      --workdir DIR       start directory of commands (/workspace)\n"                     \
         "      --hostname NAME     hostname inside (sandbox)\n"                                    \
         "      --env K=V           environment of every command (repeatable)\n"                    \
+        "      --env-file FILE     --env from a file: K=V lines or a JSON object ('-': stdin)\n"  \
         "      --mount H:S[:ro]    bind host path H at S (repeatable)\n"                           \
         "      --memory SIZE       memory limit, no swap (512M; 'unlimited': none)\n"             \
         "      --cpus N            CPU bandwidth, fractional (1; 'unlimited': none)\n"            \
@@ -44,13 +45,14 @@
 
 #define CREATE_FLAGS                                                                               \
         "--name --ttl --timeout --rootfs --image --package --read-only --workdir --hostname "      \
-        "--env --mount --memory --cpus --pids --disk --nofile --ptys --net --allow-host --seccomp "   \
+        "--env --env-file --mount --memory --cpus --pids --disk --nofile --ptys --net --allow-host --seccomp "   \
         "--strict-limits"
 
 #define EXEC_OPTIONS                                                                               \
         "  -t, --timeout DUR       kill the command and all it started after DUR: exit 124\n"      \
         "  -w, --workdir DIR       working directory (the session's)\n"                            \
         "  -e, --env K=V           add to the environment (repeatable)\n"                          \
+        "      --env-file FILE     -e from a file: K=V lines or a JSON object ('-': stdin)\n"      \
         "  -i, --interactive       forward stdin (otherwise /dev/null)\n"                          \
         "  -T, --tty               run under a new pseudo-terminal inside the sandbox\n"           \
         "      --max-output SIZE   cap on captured output (1M with --json)\n"
@@ -75,8 +77,8 @@ const struct command sbx_commands[] = {
          "  sbx exec --json -t 10s work sh -c 'make test'\n"
          "  sbx exec -iT work bash\n"
          "  cmd=$(sbx exec -d work -- make test)\n",
-         "--timeout --workdir --env --interactive --tty --max-output --detach --json --config "
-         "--help"},
+         "--timeout --workdir --env --env-file --interactive --tty --max-output --detach --json "
+         "--config --help"},
         {"destroy", cmd_destroy, "[--force] ID...", "end sessions",
          "      --force             no error for sessions that do not exist; kill an "
          "unresponsive supervisor\n" GLOBAL_OPTIONS,

@@ -45,7 +45,7 @@ void config_init_defaults(struct sbx_config *c)
             .uid_range_pick = true,
             .uid_range_count = 65536,
             .image_lock_fd = -1,
-            .serve_max_upload = UINT64_C(256) << 20,
+            .serve_max_upload = UINT64_C(64) << 20, /* what `sbx fs put` takes (OPS_WRITE_MAX) */
         };
 }
 

@@ -99,7 +99,7 @@ struct sbx_config {
         bool serve_network_host;   /* network = host: a sandbox without a policy gets all egress */
         char **serve_host_images;  /* image uris answered with the host's base; "*": all */
         char **serve_volume_roots; /* host directories that volumes may come from */
-        uint64_t serve_max_upload; /* largest upload body; default 256M */
+        uint64_t serve_max_upload; /* largest upload body; default 64M */
         /* [packages] */
         char *package_index;  /* index_url: NULL = PyPI */
         char **package_hosts; /* hosts: more allow entries while packages install; may be NULL */

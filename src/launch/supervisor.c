@@ -23,6 +23,7 @@
 #include "../session/hold.h"
 #include "../session/runtime.h"
 #include "shared/macros.h"
+#include "shared/proctitle.h"
 #include "shared/sync.h"
 #include "shared/syscalls.h"
 #include "shared/util.h"
@@ -347,6 +348,9 @@ _noreturn_ void supervisor_main(const struct sbx_config *c, const struct cgroup_
         struct sbx_error e = {0};
 
         setsid();
+        /* The caller's command line (--env values, host paths) would stay in /proc/PID/cmdline,
+         * world-readable, for the session's life. */
+        proctitle_hide("sbx-supervisor");
         detach_stdio();
         /* Whatever the caller leaked stays with the caller (a pipe held open here would make
          * `$(sbx create)` or a test harness wait forever). */

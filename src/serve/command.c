@@ -30,7 +30,7 @@ static json_object *field(json_object *o, const char *key)
 
 /* RunCommandRequest -> the exec flags; -EINVAL with why for what sbx cannot do. */
 static int exec_args(json_object *req, struct serve_argv *a, const char **ret_cmd, bool *ret_bg,
-                     char *why, size_t n)
+                     char **ret_env, char *why, size_t n)
 {
         json_object *cmd = field(req, "command"), *v;
         if (!cmd || !json_object_is_type(cmd, json_type_string) || !*json_object_get_string(cmd)) {
@@ -38,7 +38,11 @@ static int exec_args(json_object *req, struct serve_argv *a, const char **ret_cm
                 return -EINVAL;
         }
         *ret_cmd = json_object_get_string(cmd);
-        *ret_bg = (v = field(req, "background")) && json_object_get_boolean(v);
+        if ((v = field(req, "background")) && !json_object_is_type(v, json_type_boolean)) {
+                snprintf(why, n, "background must be true or false");
+                return -EINVAL;
+        }
+        *ret_bg = v && json_object_get_boolean(v);
         if (((v = field(req, "uid")) && json_object_get_int64(v) != 0) ||
             ((v = field(req, "gid")) && json_object_get_int64(v) != 0)) {
                 snprintf(why, n, "sbx runs commands as the sandbox's root only (uid/gid 0)");
@@ -46,8 +50,12 @@ static int exec_args(json_object *req, struct serve_argv *a, const char **ret_cm
         }
         if ((v = field(req, "timeout"))) {
                 int64_t ms = json_object_get_int64(v);
-                if (!json_object_is_type(v, json_type_int) || ms < 1) {
-                        snprintf(why, n, "timeout must be a number of milliseconds");
+                /* at most what sbx takes (2^32-1 s), so the rounding below cannot overflow */
+                if (!json_object_is_type(v, json_type_int) || ms < 1 ||
+                    ms > (int64_t)UINT32_MAX * 1000) {
+                        snprintf(why, n,
+                                 "timeout must be a number of milliseconds from 1 to "
+                                 "4294967295000");
                         return -EINVAL;
                 }
                 /* sbx counts whole seconds: round up, never cut a command short */
@@ -72,19 +80,25 @@ static int exec_args(json_object *req, struct serve_argv *a, const char **ret_cm
                                 snprintf(why, n, "envs.%s must be a string", key);
                                 return -EINVAL;
                         }
-                        serve_argv_add(a, "--env=%s=%s", key, json_object_get_string(val));
+                }
+                /* on the child's stdin, never in its command line */
+                if (json_object_object_length(v) > 0) {
+                        serve_argv_add(a, "--env-file=-");
+                        if (!(*ret_env = strdup(json_object_to_json_string(v))))
+                                return -ENOMEM;
                 }
         }
         return 0;
 }
 
 /* background: `sbx exec -d`, then init (the command's id) and execution_complete at once. */
-static int start_background(struct serve_request *rq, struct serve_response *rs, char **argv)
+static int start_background(struct serve_request *rq, struct serve_response *rs, char **argv,
+                            int in_fd)
 {
         _cleanup_buf_ struct buf out = {0}, err = {0};
         int code = 0;
         int64_t t0 = (int64_t)now_monotonic_ms();
-        int r = serve_sbx_run(rq->srv, argv, -1, &out, 1 << 20, &err, &code);
+        int r = serve_sbx_run(rq->srv, argv, in_fd, &out, 1 << 20, &err, &code);
         if (r < 0)
                 return r;
         if (code)
@@ -102,7 +116,7 @@ static int start_background(struct serve_request *rq, struct serve_response *rs,
                                "{\"type\":\"execution_complete\",\"execution_time\":%lld,"
                                "\"timestamp\":%lld}\n\n",
                                (long long)((int64_t)now_monotonic_ms() - t0),
-                               (long long)now_realtime_sec() * 1000);
+                               (long long)now_realtime_ms());
         json_object_put(o);
         if (r < 0)
                 return r;
@@ -124,11 +138,16 @@ static int run_command(struct serve_request *rq, struct serve_response *rs)
         const char *cmd = NULL;
         bool bg = false;
         char why[256];
+        _cleanup_free_ char *env = NULL;
         serve_argv_add(&a, "exec");
-        int r = exec_args(req, &a, &cmd, &bg, why, sizeof(why));
+        int r = exec_args(req, &a, &cmd, &bg, &env, why, sizeof(why));
         if (r == -EINVAL) {
                 json_object_put(req);
                 return serve_reply_error(rs, 400, "INVALID_REQUEST", "%s", why);
+        }
+        if (r < 0) {
+                json_object_put(req);
+                return r;
         }
         if (bg) {
                 serve_argv_add(&a, "--detach");
@@ -142,9 +161,12 @@ static int run_command(struct serve_request *rq, struct serve_response *rs)
         json_object_put(req);
         if (a.error)
                 return a.error;
+        _cleanup_close_ int in_fd = env ? serve_text_fd(env) : -1;
+        if (env && in_fd < 0)
+                return in_fd;
         if (bg)
-                return start_background(rq, rs, a.v);
-        return command_fg_start(rq, rs, a.v, a.v[a.n - 1]);
+                return start_background(rq, rs, a.v, in_fd);
+        return command_fg_start(rq, rs, a.v, a.v[a.n - 1], in_fd);
 }
 
 static int add_time(struct buf *b, const char *key, int64_t ms)

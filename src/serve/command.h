@@ -19,9 +19,10 @@ struct fg_status {
         int64_t started_ms, finished_ms; /* wall clock; finished 0 while running */
 };
 
-/* Start `sbx exec` for the command and answer with its event stream. */
+/* Start `sbx exec` for the command (in_fd: its stdin, -1 for none) and answer with its event
+ * stream. */
 int command_fg_start(struct serve_request *rq, struct serve_response *rs, char **argv,
-                     const char *content);
+                     const char *content, int in_fd);
 /* The state of foreground command id of session: 0 or -ENOENT. */
 int command_fg_status(const char *session, const char *id, struct fg_status *ret);
 /* Kill foreground command id of session: 0, -ENOENT, or -ESRCH when it has ended. */

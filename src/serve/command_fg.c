@@ -34,13 +34,6 @@ struct fg_entry {
 static pthread_mutex_t fg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct fg_entry fg_table[FG_KEPT];
 
-static int64_t now_ms(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
 int sse_event(struct buf *b, const char *type, const char *text, size_t text_len)
 {
         int r = buf_printf(b, "{\"type\":\"%s\"", type);
@@ -50,7 +43,7 @@ int sse_event(struct buf *b, const char *type, const char *text, size_t text_len
                         r = json_string(b, text, text_len);
         }
         if (r >= 0)
-                r = buf_printf(b, ",\"timestamp\":%lld}\n\n", (long long)now_ms());
+                r = buf_printf(b, ",\"timestamp\":%lld}\n\n", (long long)now_realtime_ms());
         return r;
 }
 
@@ -126,7 +119,7 @@ static int emit_line(struct fg_stream *s, int which)
         int r = l->len ? sse_event(&s->pending, which ? "stderr" : "stdout", l->data, l->len)
                        : sse_event(&s->pending, which ? "stderr" : "stdout", "\n", 1);
         l->len = 0;
-        s->last_ms = now_ms();
+        s->last_ms = now_realtime_ms();
         return r;
 }
 
@@ -157,7 +150,7 @@ static void fg_mark_ended(struct fg_stream *s, int code)
         e->pidfd = -1;
         e->st.running = false;
         e->st.exit_code = code;
-        e->st.finished_ms = now_ms();
+        e->st.finished_ms = now_realtime_ms();
         pthread_mutex_unlock(&fg_lock);
 }
 
@@ -180,18 +173,20 @@ static int finish(struct fg_stream *s)
                 return buf_printf(&s->pending,
                                   "{\"type\":\"execution_complete\",\"execution_time\":%lld,"
                                   "\"timestamp\":%lld}\n\n",
-                                  (long long)(now_ms() - s->start_ms), (long long)now_ms());
+                                  (long long)(now_realtime_ms() - s->start_ms),
+                                  (long long)now_realtime_ms());
         return buf_printf(&s->pending,
                           "{\"type\":\"error\",\"error\":{\"ename\":\"CommandExecError\","
                           "\"evalue\":\"%d\",\"traceback\":[\"exit status %d\"]},"
                           "\"timestamp\":%lld}\n\n",
-                          code < 0 ? 125 : code, code < 0 ? 125 : code, (long long)now_ms());
+                          code < 0 ? 125 : code, code < 0 ? 125 : code,
+                          (long long)now_realtime_ms());
 }
 
 /* Wait for output, the client's hang-up, or the next ping. -EPIPE when the client is gone. */
 static int wait_more(struct fg_stream *s)
 {
-        int64_t idle = now_ms() - s->last_ms;
+        int64_t idle = now_realtime_ms() - s->last_ms;
         int timeout = idle >= PING_MS ? 0 : (int)(PING_MS - idle);
         struct pollfd p[3] = {{.fd = s->child.out_fd, .events = POLLIN},
                               {.fd = s->child.err_fd, .events = POLLIN},
@@ -202,7 +197,7 @@ static int wait_more(struct fg_stream *s)
         if (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR))
                 return -EPIPE;
         if (n == 0) {
-                s->last_ms = now_ms();
+                s->last_ms = now_realtime_ms();
                 return sse_event(&s->pending, "ping", "pong", 4);
         }
         int *fds[2] = {&s->child.out_fd, &s->child.err_fd};
@@ -273,14 +268,14 @@ static int client_socket(const struct serve_request *rq)
 }
 
 int command_fg_start(struct serve_request *rq, struct serve_response *rs, char **argv,
-                     const char *content)
+                     const char *content, int in_fd)
 {
         struct fg_stream *s = calloc(1, sizeof(*s));
         if (!s)
                 return -ENOMEM;
         s->child = (struct serve_child)SERVE_CHILD_INIT;
         s->sock = client_socket(rq);
-        s->start_ms = s->last_ms = now_ms();
+        s->start_ms = s->last_ms = now_realtime_ms();
         unsigned char rnd[8];
         char id[32];
         if (getentropy(rnd, sizeof(rnd)) < 0) {
@@ -293,7 +288,7 @@ int command_fg_start(struct serve_request *rq, struct serve_response *rs, char *
         int slot = fg_slot();
         int r = slot;
         if (slot >= 0)
-                r = serve_sbx_spawn(rq->srv, argv, -1, false, &s->child);
+                r = serve_sbx_spawn(rq->srv, argv, in_fd, false, &s->child);
         if (r >= 0) {
                 struct fg_entry *e = &fg_table[slot];
                 *e = (struct fg_entry){.pidfd = s->child.pidfd, .used = true};

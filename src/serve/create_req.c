@@ -342,7 +342,9 @@ static int map_platform(json_object *req, char *why, size_t n)
         return 0;
 }
 
-static int map_env(json_object *env, struct serve_argv *a, char *why, size_t n)
+/* The values go on the child's stdin (--env-file -), never in its command line: the
+ * supervisor it starts would show them to every local user for the session's life. */
+static int map_env(json_object *env, struct create_plan *out, char *why, size_t n)
 {
         if (!json_object_is_type(env, json_type_object))
                 return refuse(why, n, "env must be an object of strings");
@@ -350,9 +352,12 @@ static int map_env(json_object *env, struct serve_argv *a, char *why, size_t n)
         {
                 if (!json_object_is_type(val, json_type_string))
                         return refuse(why, n, "env.%s must be a string", key);
-                serve_argv_add(a, "--env=%s=%s", key, json_object_get_string(val));
         }
-        return 0;
+        if (json_object_object_length(env) == 0)
+                return 0;
+        serve_argv_add(&out->argv, "--env-file=-");
+        out->env = strdup(json_object_to_json_string(env));
+        return out->env ? 0 : -ENOMEM;
 }
 
 static int map_entrypoint(json_object *req, struct create_plan *out, char *why, size_t n)
@@ -411,7 +416,7 @@ int create_plan_build(const struct serve_policy *p, json_object *req, struct cre
         if (r >= 0 && (v = field(req, "resourceLimits")))
                 r = map_limits(v, a, why, n);
         if (r >= 0 && (v = field(req, "env")))
-                r = map_env(v, a, why, n);
+                r = map_env(v, out, why, n);
         if (r >= 0 && (v = field(req, "volumes")))
                 r = map_volumes(p, v, a, why, n);
         if (r >= 0)
@@ -440,5 +445,6 @@ int create_plan_build(const struct serve_policy *p, json_object *req, struct cre
 void create_plan_free(struct create_plan *p)
 {
         serve_argv_free(&p->argv);
+        free(p->env);
         *p = (struct create_plan){0};
 }

@@ -20,6 +20,7 @@ struct create_plan {
         json_object *metadata;   /* borrowed; NULL when none */
         json_object *entrypoint; /* borrowed; NULL when none */
         bool run_entrypoint;     /* an entrypoint other than the idle default: exec -d it */
+        char *env;               /* the env object as JSON, for --env-file - (stdin); or NULL */
 };
 
 /*

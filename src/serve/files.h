@@ -25,4 +25,6 @@ int files_upload(struct serve_request *rq, struct serve_response *rs);
 extern const struct serve_parts files_upload_parts; /* the upload's form, as it arrives */
 /* How many file parts' memfds uploads may hold at once (serve_run sets it from RLIMIT_NOFILE). */
 void files_upload_fds_budget(unsigned n);
+/* The bytes of file parts all uploads still arriving may hold together (8 x max_upload). */
+void files_upload_bytes_budget(unsigned long long n);
 int files_download(struct serve_request *rq, struct serve_response *rs);

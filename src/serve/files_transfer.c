@@ -31,8 +31,13 @@
  * connections of 64 parts). Past the budget an upload is answered 429. */
 static atomic_uint upload_fds;
 static unsigned upload_fds_max = 256;
+/* Their bytes likewise: [serve] max_upload bounds one request, not the 512 connections
+ * together (each could hold its bytes open, a byte a minute). */
+static atomic_ullong upload_bytes;
+static unsigned long long upload_bytes_max = 8ULL * (64u << 20);
 
 struct upload {
+        unsigned long long bytes; /* of its file parts so far, counted in upload_bytes */
         struct buf meta[UPLOAD_MAX_PAIRS];
         size_t n_meta;
         int file[UPLOAD_MAX_PAIRS];
@@ -43,6 +48,22 @@ struct upload {
 void files_upload_fds_budget(unsigned n)
 {
         upload_fds_max = n;
+}
+
+void files_upload_bytes_budget(unsigned long long n)
+{
+        upload_bytes_max = n;
+}
+
+/* size more bytes for u, within the budget: 0, or -EMFILE past it (429, as for the fds). */
+static int upload_bytes_take(struct upload *u, size_t size)
+{
+        if (atomic_fetch_add(&upload_bytes, size) + size > upload_bytes_max) {
+                atomic_fetch_sub(&upload_bytes, size);
+                return -EMFILE;
+        }
+        u->bytes += size;
+        return 0;
 }
 
 /* A memfd for a file part, within the budget: an fd, or -errno (-EMFILE past the budget). */
@@ -76,6 +97,7 @@ static void upload_drop(void *ctx)
                         close(u->file[i]);
                         atomic_fetch_sub(&upload_fds, 1);
                 }
+        atomic_fetch_sub(&upload_bytes, u->bytes);
         free(u);
 }
 
@@ -110,7 +132,8 @@ static int on_part(void *ctx, const char *name, const char *filename, const char
                 }
                 return buf_append(b, data, size);
         }
-        return write_all(u->file[u->n_file - 1], data, size);
+        int r = upload_bytes_take(u, size);
+        return r < 0 ? r : write_all(u->file[u->n_file - 1], data, size);
 }
 
 /* The metadata's path, mode (execd digits, as a string for `sbx fs put`) and owner/group. */
@@ -208,10 +231,11 @@ int files_upload(struct serve_request *rq, struct serve_response *rs)
         if (r == -EPROTO)
                 return serve_reply_error(rs, 400, "INVALID_FILE",
                                          "the multipart form ends before its last part does");
-        if (r == -EMFILE) /* upload_fd_new: past the budget, or serve's own limit */
+        if (r == -EMFILE) /* past a budget (fds or bytes), or serve's own fd limit */
                 return serve_reply_error(rs, 429, "TOO_MANY_UPLOADS",
-                                         "%u files of uploads are arriving already: try again",
-                                         upload_fds_max);
+                                         "uploads still arriving hold as many files (%u) or "
+                                         "bytes (%llu MiB) as serve takes: try again",
+                                         upload_fds_max, upload_bytes_max >> 20);
         if (r < 0)
                 return r;
         if (u->n_meta == 0)

@@ -131,7 +131,10 @@ static int create(struct serve_request *rq, struct serve_response *rs)
         }
         _cleanup_buf_ struct buf out = {0}, err = {0};
         int code = 0;
-        r = run(rq, plan.argv.v, &out, &code, &err);
+        _cleanup_close_ int in_fd = plan.env ? serve_text_fd(plan.env) : -1;
+        r = plan.env && in_fd < 0
+                ? in_fd
+                : serve_sbx_run(rq->srv, plan.argv.v, in_fd, &out, MAX_OUT, &err, &code);
         json_object *made = r >= 0 && code == 0 ? json_tokener_parse(out.data) : NULL;
         json_object *idv = NULL;
         const char *id = made && json_object_object_get_ex(made, "id", &idv)

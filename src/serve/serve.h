@@ -130,6 +130,10 @@ extern const struct serve_route serve_lifecycle_routes[]; /* under / and /v1 (li
 extern const struct serve_route serve_execd_routes[];     /* behind the proxy (execd.c) */
 extern const struct serve_route serve_file_routes[];      /* behind the proxy (files*.c) */
 
+/* A memfd holding text, at its start: the standard input of a child sbx, for what must not be
+ * in its command line (the environment of --env-file -, world-readable in /proc/PID/cmdline
+ * otherwise). The fd, or -errno. */
+int serve_text_fd(const char *text);
 /*
  * Run `sbx ARGV...` (this binary, with serve's --config, and the API key removed from its
  * environment) to completion: stdin from in_fd (-1: /dev/null), stdout into out (at most

@@ -283,6 +283,7 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
                                            .allow_all_egress = srv.config.serve_network_host};
         srv.max_upload = srv.config.serve_max_upload;
         fd_budget();
+        files_upload_bytes_budget(8ULL * srv.max_upload);
         srv.mhd = mhd_lib_load(e);
         if (srv.mhd)
                 r = serve_listen(&srv, e);

@@ -12,10 +12,12 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "shared/syscalls.h"
+#include "shared/util.h"
 #include "serve-internal.h"
 
 static void close_fd(int *fd)
@@ -46,6 +48,20 @@ static char **full_argv(const struct serve *srv, char *const *argv)
         for (size_t i = 1; i < n; i++)
                 v[j++] = argv[i];
         return v;
+}
+
+int serve_text_fd(const char *text)
+{
+        int fd = memfd_create("sbx-serve-stdin", MFD_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t n = strlen(text);
+        if (write_all(fd, text, n) < 0 || lseek(fd, 0, SEEK_SET) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd;
 }
 
 int serve_sbx_spawn(const struct serve *srv, char *const *argv, int in_fd, bool merge_stderr,

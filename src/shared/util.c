@@ -94,6 +94,13 @@ int64_t now_realtime_sec(void)
         return (int64_t)ts.tv_sec;
 }
 
+int64_t now_realtime_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 uint64_t now_monotonic_ms(void)
 {
         struct timespec ts;

@@ -21,6 +21,7 @@ int write_file_atomic_at(int dirfd, const char *path, const void *p, size_t n, m
 int read_file_at(int dirfd, const char *path, struct buf *b, size_t max);
 
 int64_t now_realtime_sec(void);
+int64_t now_realtime_ms(void);
 uint64_t now_monotonic_ms(void);
 
 /* The start time (clock ticks since boot, field 22 of /proc/PID/stat) or -errno. */
