@@ -88,7 +88,7 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
 # The options come from the command table: a new flag becomes a property by itself. What a
 # model may not have is exactly the list below (host files, weaker isolation, terminals).
 @test "sbx tools: every option of a command is a property of its tool, except the listed ones" {
-        local never="--json --config --help --mount --rootfs --old-file --new-file --net"
+        local never="--json --config --help --mount --rootfs --old-file --new-file --env-file --net"
         never+=" --allow-host --interactive --tty"
         sbx_ok tools --json
         local tools=$output c f prop props
@@ -256,6 +256,37 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
         answer 6 | jq -e '.result.isError == false' >/dev/null || fail "destroy: $(answer 6)"
         sbx_ok list --json
         [ "$(json 'length')" = 0 ] || fail "sessions left: $output"
+}
+
+@test "mcp: env values reach the commands through fd 3, never a command line; env_file is not offered" {
+        local s1=mcp-create-$RANDOM$RANDOM s2=mcp-exec-$RANDOM$RANDOM
+        printf '%s\n' "$init" \
+                '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create","arguments":{"name":"envs","env":["S1='"$s1"'","NL=a\nb=c"]}}}' \
+                '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"exec","arguments":{"session":"envs","env":["S2='"$s2"'"],"command":["sh","-c","sleep 2; printf %s \"$S1|$S2|$NL\""]}}}' \
+                '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"exec","arguments":{"session":"envs","env":["NOEQUALS"],"command":["true"]}}}' \
+                '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"exec","arguments":{"session":"envs","env_file":"/etc/os-release","command":["true"]}}}' \
+                >"$BATS_TEST_TMPDIR/in"
+        "$SBX" mcp <"$BATS_TEST_TMPDIR/in" >"$BATS_TEST_TMPDIR/out" 2>"$BATS_TEST_TMPDIR/err" &
+        local bg=$! p seen=0 i
+        for i in $(seq 1 30); do
+                for p in /proc/[0-9]*; do
+                        ! tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qE "$s1|$s2" ||
+                                fail "pid ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline")"
+                        # positive control: the scan sees the running exec's command line
+                        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "sleep 2; printf" && seen=1
+                done
+                sleep 0.1
+        done
+        wait "$bg"
+        [ "$seen" = 1 ] || fail "the scan never saw the exec's command line"
+        output=$(cat "$BATS_TEST_TMPDIR/out")
+        [ "$(answer 3 | jq -r .result.structuredContent.output)" = "$s1|$s2|$(printf 'a\nb=c')" ] ||
+                fail "exec: $(answer 3)"
+        answer 4 | jq -e '.error.code == -32602 and (.error.message | test("KEY=VALUE"))' >/dev/null ||
+                fail "env without '=': $(answer 4)"
+        answer 5 | jq -e '.error.code == -32602 and (.error.message | test("env_file"))' >/dev/null ||
+                fail "env_file: $(answer 5)"
+        sbx_ok destroy envs
 }
 
 @test "mcp: --destroy-on-close destroys the connection's sessions at EOF, only those" {

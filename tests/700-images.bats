@@ -272,8 +272,12 @@ sys.exit(r.returncode)' "$SBX" image import sp:1 "$BATS_TEST_TMPDIR/sparse.tar.g
         mkdir -p "$small" "$src/blobs/sha256"
         mount -t tmpfs -o size=64m tmpfs "$small"
         export SBX_IMAGE_STORE=$small/store
-        # 100 MB of random data in a layout archive (the copy out of it comes first)
-        head -c 100000000 /dev/urandom >"$src/blobs/sha256/$(printf '%064d' 1)"
+        # 84 MB of random data in a layout archive (the copy out of it comes first), in blobs
+        # of 7 MB: each below the 8 MiB between two checks, so the count spans the archive
+        local i
+        for i in $(seq 1 12); do
+                head -c 7000000 /dev/urandom >"$src/blobs/sha256/$(printf '%064d' "$i")"
+        done
         echo '{"imageLayoutVersion":"1.0.0"}' >"$src/oci-layout"
         echo '{"schemaVersion":2,"manifests":[]}' >"$src/index.json"
         tar -C "$src" -cf "$BATS_TEST_TMPDIR/big.tar" oci-layout index.json blobs
@@ -281,7 +285,8 @@ sys.exit(r.returncode)' "$SBX" image import sp:1 "$BATS_TEST_TMPDIR/sparse.tar.g
         sbx_expect 1 image import --json big:1 "$BATS_TEST_TMPDIR/big.tar"
         [ "$(json .error.code)" = limit ] || fail "$output"
         [[ $stderr == *"would leave less than 16 MiB free"* ]] || fail "stderr: $stderr"
-        # (an sbx without the check failed on a full file system: "No space left on device")
+        # (an sbx without the check, or with it per entry, failed on a full file system: "No
+        # space left on device")
         [ "$(df --output=used -m "$small" | tail -1)" -lt 8 ] || fail "left behind: $(du -sh "$small")"
         # 200 MiB of zeros in 200 KiB of gzip: copied as holes, nothing fills the store
         python3 -c 'import gzip, io, sys, tarfile

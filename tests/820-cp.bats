@@ -115,6 +115,16 @@ teardown() { teardown_sbx; }
         sbx_ok cp "$sid:/workspace/dist" "$BATS_TEST_TMPDIR/own-link"
         [ -f "$victim/dist/payload" ]
         sbx_ok cp "$BATS_TEST_TMPDIR/own-link/secret" "$sid:/workspace/"
+        # the volume is the directory mounted, not whatever its path names later
+        mv "$vol" "$vol.moved"
+        ln -s "$victim" "$vol"
+        sbx_expect 1 cp "$sid:/workspace/dist" "$vol.moved/lnk/y"
+        sbx_expect 1 cp "$vol.moved/lnk/secret" "$sid:/workspace/"
+        [ ! -e "$victim/y" ] || fail "written through the link after the volume moved"
+        # a state without the volumes' record (an older sbx's): cp refuses the session
+        sed -i '/^volume/d' "$SBX_RUNTIME_DIR/$sid/state"
+        sbx_expect 4 cp "$sid:/workspace/dist" "$BATS_TEST_TMPDIR/later"
+        [[ $stderr == *"did not record its volumes"* ]] || fail "stderr: $stderr"
 }
 
 @test "the disk limit bounds a copy in; a failed copy leaves no half file" {

@@ -282,7 +282,20 @@ static int place_blob(struct pull *p, const struct blob *b, bool is_layer, struc
         return 0;
 }
 
-/* Layouts of pulls that were killed (their pid is gone). */
+/* A download cut short a day ago and not being written (its lock is free): nobody resumes it. */
+static void sweep_partial(int dlfd, const char *name)
+{
+        size_t n = strlen(name);
+        if (n < 8 || strcmp(name + n - 8, ".partial") != 0)
+                return;
+        _cleanup_close_ int fd = openat(dlfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &st) == 0 &&
+            st.st_mtime < now_realtime_sec() - 86400)
+                (void)unlinkat(dlfd, name, 0);
+}
+
+/* Layouts of pulls that were killed (their pid is gone), and stale partial downloads. */
 static void sweep_layouts(int dlfd)
 {
         int dfd = fcntl(dlfd, F_DUPFD_CLOEXEC, 3);
@@ -293,6 +306,8 @@ static void sweep_layouts(int dlfd)
                 if (sscanf(de->d_name, "layout-%d-", &pid) == 1 && pid > 0 && pid != getpid() &&
                     kill(pid, 0) < 0 && errno == ESRCH)
                         (void)store_rmtree(dlfd, de->d_name);
+                else
+                        sweep_partial(dlfd, de->d_name);
         }
 }
 
@@ -356,7 +371,6 @@ int image_pull(const char *ref, const struct image_pull_opts *o, struct image_in
                 r = resolve(&p, e);
         if (r == 0)
                 r = pull_blobs(&p, e);
-        bool fetched = r == 0; /* every blob whole and verified */
         char local[sizeof(p.ref.name) + sizeof(p.ref.tag) + 80], source[PATH_MAX];
         if (p.ref.tag[0])
                 snprintf(local, sizeof(local), "%s:%s", p.ref.name, p.ref.tag);
@@ -369,13 +383,12 @@ int image_pull(const char *ref, const struct image_pull_opts *o, struct image_in
                 snprintf(source, sizeof(source), "%s/downloads/%s", store, p.layout);
                 r = image_import(local, source, o->progress, o->arg, ret, e);
         }
-        /* Imported: the store has the layers unpacked. Or the import failed: its blobs are
-         * whole, kept for nothing (only a download cut short is kept, for a resume). */
-        if (fetched) {
-                (void)unlinkat(p.dlfd, p.config.hex, 0);
-                for (size_t i = 0; i < p.n_layers; i++)
-                        (void)unlinkat(p.dlfd, p.layers[i].hex, 0);
-        }
+        /* Imported: the store has the layers unpacked. Or it failed: the whole blobs it fetched
+         * are kept for nothing (a registry could send new ones each time); only a download cut
+         * short stays, for a resume, until the sweep finds it a day old. */
+        (void)unlinkat(p.dlfd, p.config.hex, 0);
+        for (size_t i = 0; i < p.n_layers; i++)
+                (void)unlinkat(p.dlfd, p.layers[i].hex, 0);
         pull_done(&p);
         return r;
 }

@@ -41,7 +41,8 @@ struct registry {
         char *basic;  /* "Authorization: Basic ..." from an auth file, or NULL */
         char *bearer; /* "Authorization: Bearer ..." once a challenge was answered */
         bool use_basic;
-        bool in_token; /* fetching a token: a challenge now is not answered (no loop) */
+        bool in_token;      /* fetching a token: a challenge now is not answered (no loop) */
+        uint64_t unchecked; /* bytes written to the store since its free space was checked */
         registry_progress_fn progress;
         void *progress_arg;
 };
@@ -243,9 +244,11 @@ static size_t on_body(char *p, size_t size, size_t n, void *arg)
         if (x->offset + x->written + len > x->limit)
                 return x->err = -EFBIG, 0;
         /* the store's reserve, as for an import (a registry may send what it likes) */
-        if ((x->written + len) / STORE_CHECK_EVERY != x->written / STORE_CHECK_EVERY &&
-            (x->err = store_space_check(x->fd, &x->reserve)) < 0)
-                return 0;
+        if ((x->reg->unchecked += len) >= STORE_CHECK_EVERY) {
+                x->reg->unchecked = 0;
+                if ((x->err = store_space_check(x->fd, &x->reserve)) < 0)
+                        return 0;
+        }
         if (write_all(x->fd, p, len) < 0)
                 return x->err = -errno, 0;
         sha256_update(&x->sha, len, (const uint8_t *)p);

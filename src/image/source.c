@@ -432,7 +432,8 @@ static int no_space(int fd, const char *name, struct sbx_error *e)
 }
 
 static int copy_entry(const struct archive_lib *la, struct archive *a, int scratchfd,
-                      const char *name, uint64_t max_bytes, uint64_t *budget, struct sbx_error *e)
+                      const char *name, uint64_t max_bytes, uint64_t *budget, uint64_t *unchecked,
+                      struct sbx_error *e)
 {
         const char *slash = strchr(name, '/');
         if (slash) {
@@ -454,7 +455,7 @@ static int copy_entry(const struct archive_lib *la, struct archive *a, int scrat
         size_t size;
         la_int64_t off;
         int r;
-        uint64_t end = 0, unchecked = 0;
+        uint64_t end = 0;
         while ((r = la->read_data_block(a, &buf, &size, &off)) == ARCHIVE_OK) {
                 if ((uint64_t)off + size > *budget)
                         return sbx_fail(e, EXIT_FAILED, "limit", 0,
@@ -464,8 +465,8 @@ static int copy_entry(const struct archive_lib *la, struct archive *a, int scrat
                 end = (uint64_t)off + size;
                 if (all_zero(buf, size))
                         continue; /* a hole (the file is new): zeros cost no disk */
-                if ((unchecked += size) >= STORE_CHECK_EVERY) {
-                        unchecked = 0;
+                if ((*unchecked += size) >= STORE_CHECK_EVERY) { /* across the whole scan */
+                        *unchecked = 0;
                         if ((r = no_space(fd, name, e)) < 0)
                                 return r;
                 }
@@ -495,7 +496,7 @@ static int scan_tar(int fd, const char *source, uint64_t max_bytes, int scratchf
         if (la->read_open_fd(a, fd, 1 << 16) != ARCHIVE_OK)
                 return invalid(e, source, "not a directory or a tar archive");
         struct archive_entry *en;
-        uint64_t budget = max_bytes, logical = max_bytes, entries = 0;
+        uint64_t budget = max_bytes, logical = max_bytes, entries = 0, unchecked = 0;
         int ar;
         *ret_layout = false;
         while ((ar = la->read_next_header(a, &en)) != ARCHIVE_EOF) {
@@ -518,7 +519,7 @@ static int scan_tar(int fd, const char *source, uint64_t max_bytes, int scratchf
                         p += 2;
                 if (!p || la->entry_filetype(en) != AE_IFREG || !layout_name(p))
                         continue;
-                int r = copy_entry(la, a, scratchfd, p, max_bytes, &budget, e);
+                int r = copy_entry(la, a, scratchfd, p, max_bytes, &budget, &unchecked, e);
                 if (r < 0)
                         return r;
                 if (strcmp(p, "index.json") == 0 || strcmp(p, "manifest.json") == 0)

@@ -22,6 +22,11 @@ static int session_volumes(const char *id_or_name, struct hostpath_vols *v, stru
                 return sessfd;
         _cleanup_(session_state_freep) struct session_state st;
         int r = session_state_read(sessfd, &st);
+        if (r == 0 && !st.volumes_known) /* its links in volumes could not be told */
+                return sbx_fail(e, EXIT_UNSUPPORTED, "unsupported", 0,
+                                "session '%s' was made by an older sbx that did not record its "
+                                "volumes: cp refuses it; make a new session",
+                                id_or_name);
         if (r == 0)
                 r = hostpath_vols_open(st.volumes, v);
         return r < 0 ? sbx_internal(e, -r, "failed to read the state of session '%s'", id_or_name)

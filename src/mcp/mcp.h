@@ -171,6 +171,7 @@ void mcp_forget_sessions(struct mcp_server *s);
 struct mcp_run {
         char **argv;       /* argv[0] is "sbx"; run as /proc/self/exe */
         const char *in[3]; /* fd 0, 3, 4 contents (NULL: /dev/null, or no fd) */
+        char *env_json;    /* an env argument as a JSON object, fd 3's content (owned) */
         size_t in_len[3];
         struct buf out; /* its stdout, at most MCP_MAX_OUTPUT */
         struct buf err; /* its stderr, at most MCP_MAX_STDERR (warnings for the result) */

@@ -183,6 +183,22 @@ static bool value_ok(const struct tool_param *p, json_object *v, char *why, size
         return false;
 }
 
+/* The environment option of create and exec (its values go on fd 3: add_env). */
+static bool is_env(const struct tool_param *p)
+{
+        return p->flag && strcmp(p->flag, "--env") == 0 && p->type == TOOL_STRING_ARRAY;
+}
+
+static bool env_ok(const struct tool_param *p, json_object *v, char *why, size_t n)
+{
+        for (size_t i = 0; is_env(p) && i < json_object_array_length(v); i++)
+                if (!strchr(json_object_get_string(json_object_array_get_idx(v, i)), '=')) {
+                        snprintf(why, n, "'%s' items must be KEY=VALUE", p->name);
+                        return false;
+                }
+        return true;
+}
+
 int mcp_check_args(const struct tool *t, json_object *args, char *why, size_t n)
 {
         json_object_object_foreach(args, key, val)
@@ -192,7 +208,7 @@ int mcp_check_args(const struct tool *t, json_object *args, char *why, size_t n)
                         snprintf(why, n, "unknown argument '%s' for tool '%s'", key, t->name);
                         return -EINVAL;
                 }
-                if (!value_ok(p, val, why, n))
+                if (!value_ok(p, val, why, n) || !env_ok(p, val, why, n))
                         return -EINVAL;
         }
         for (size_t i = 0; i < t->n_params; i++)
@@ -226,6 +242,35 @@ static void add_option(struct argv_b *a, const struct tool_param *p, json_object
         }
 }
 
+/* The env argument ("K=V" items) as a JSON object on fd 3, named by --env-file: values never
+ * go in a command line, which every local user can read in /proc/PID/cmdline. */
+static void add_env(struct argv_b *a, json_object *v, struct mcp_run *r)
+{
+        json_object *o = json_object_new_object();
+        for (size_t i = 0; o && i < json_object_array_length(v); i++) {
+                const char *kv = json_object_get_string(json_object_array_get_idx(v, i));
+                const char *eq = strchr(kv, '='); /* there is one: mcp_check_args */
+                _cleanup_free_ char *k = eq ? strndup(kv, (size_t)(eq - kv)) : NULL;
+                json_object *val = k ? json_object_new_string(eq + 1) : NULL;
+                if (!val || json_object_object_add(o, k, val) < 0) {
+                        json_object_put(val);
+                        json_object_put(o);
+                        o = NULL;
+                }
+        }
+        const char *text = o ? json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN) : NULL;
+        free(r->env_json);
+        r->env_json = text ? strdup(text) : NULL;
+        json_object_put(o);
+        if (!r->env_json) {
+                a->oom = true;
+                return;
+        }
+        r->in[1] = r->env_json;
+        r->in_len[1] = strlen(r->env_json);
+        argv_add(a, "--env-file=/dev/fd/3");
+}
+
 /* The command line: sbx CMD --json [--config=F] OPTIONS [-- OPERANDS]; inputs in r->in. */
 static void build_argv(const struct mcp_server *s, const struct tool *t, json_object *args,
                        struct argv_b *a, struct mcp_run *r)
@@ -249,7 +294,9 @@ static void build_argv(const struct mcp_server *s, const struct tool *t, json_ob
                         r->in[slot] = json_object_get_string(v);
                         r->in_len[slot] = (size_t)json_object_get_string_len(v);
                 }
-                if (p->via == TOOL_VIA_OPTION)
+                if (p->via == TOOL_VIA_OPTION && is_env(p))
+                        add_env(a, v, r);
+                else if (p->via == TOOL_VIA_OPTION)
                         add_option(a, p, v);
                 else if (slot > 0)
                         argv_add(a, "%s=/dev/fd/%d", p->flag, slot + 2);

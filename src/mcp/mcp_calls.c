@@ -29,6 +29,7 @@ static void call_free(struct mcp_call *c)
         mcp_run_release(&c->run);
         buf_freep(&c->run.out);
         buf_freep(&c->run.err);
+        free(c->run.env_json);
         mcp_argv_free(c->argv);
         json_object_put(c->id);
         json_object_put(c->args);

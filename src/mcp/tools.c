@@ -47,10 +47,22 @@ struct spec {
  * be sandboxed. Network access is the operator's decision ([network] in sandbox.ini).
  */
 static const char *const never_offered[] = {
-    "--json",        "--config",     "--help",                   /* the server's own business */
-    "--mount",       "--rootfs",     "--old-file", "--new-file", /* host files */
-    "--net",         "--allow-host",                             /* the operator's choice */
-    "--interactive", "--tty",                                    /* no terminal for a model */
+    /* the server's own business */
+    "--json",
+    "--config",
+    "--help",
+    /* host files */
+    "--mount",
+    "--rootfs",
+    "--old-file",
+    "--new-file",
+    "--env-file",
+    /* the operator's choice */
+    "--net",
+    "--allow-host",
+    /* no terminal for a model */
+    "--interactive",
+    "--tty",
 };
 
 #define OPERAND_SESSION                                                                            \

@@ -272,7 +272,8 @@ static int open_destination(const char *dst, const struct hostpath_vols *vols, i
         if (r < 0)
                 return ops_fail_errno(e, -r, "cannot copy to '%s'", dst);
         /* re-opened for reading and creating in (O_PATH cannot be written through) */
-        *ret_dir = openat(pfd, dir ? name : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        *ret_dir =
+            openat(pfd, dir && *name ? name : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (*ret_dir < 0)
                 return ops_fail_errno(e, errno, "cannot copy to '%s'", dst);
         *ret_top = dir ? NULL : strrchr(dst, '/') ? strrchr(dst, '/') + 1 : dst;

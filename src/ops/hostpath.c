@@ -37,11 +37,11 @@ int hostpath_vols_open(char *const *paths, struct hostpath_vols *v)
                 return -ENOMEM;
         }
         for (size_t i = 0; i < n; i++) {
-                struct stat st;
-                if (stat(paths[i], &st) < 0 || !S_ISDIR(st.st_mode))
-                        continue;
-                v->dev[v->n] = st.st_dev;
-                v->ino[v->n++] = st.st_ino;
+                unsigned long long dev, ino;
+                if (sscanf(paths[i], "%llu:%llu:", &dev, &ino) != 2)
+                        continue; /* not of this format: nothing the state recorded */
+                v->dev[v->n] = (dev_t)dev;
+                v->ino[v->n++] = (ino_t)ino;
         }
         return 0;
 }

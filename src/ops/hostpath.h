@@ -18,8 +18,9 @@ struct hostpath_vols {
         size_t n;
 };
 
-/* Look up the host directories of paths (NULL-terminated, may be NULL); paths that are gone or
- * are not directories hold no links and are left out. 0 or -ENOMEM. */
+/* The volumes of a session's state: "DEV:INO:PATH" each (the directory as it was when the
+ * session was made: never looked up by its path again, which the session may have changed),
+ * NULL-terminated, may be NULL. 0 or -ENOMEM. */
 int hostpath_vols_open(char *const *paths, struct hostpath_vols *v);
 void hostpath_vols_free(struct hostpath_vols *v);
 

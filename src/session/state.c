@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "shared/buf.h"
 #include "shared/util.h"
@@ -98,8 +99,10 @@ int session_state_format(const struct session_state *s, struct buf *b)
                 r |= put_kv(b, "base", s->base);
         for (char **e = s->env; e && *e; e++)
                 r |= put_kv(b, "env", *e);
-        for (char **v = s->volumes; v && *v; v++)
+        size_t nv = 0;
+        for (char **v = s->volumes; v && *v; v++, nv++)
                 r |= put_kv(b, "volume", *v);
+        r |= put_num(b, "volumes", (int64_t)nv);
         return r ? -ENOMEM : 0;
 }
 
@@ -167,6 +170,11 @@ static int state_set(struct session_state *s, const char *k, char *v, size_t n[2
                 return strv_push(&s->env, &n[0], v);
         if (strcmp(k, "volume") == 0)
                 return strv_push(&s->volumes, &n[1], v);
+        if (strcmp(k, "volumes") == 0) {
+                s->volumes_known = true;
+                free(v);
+                return 0;
+        }
         if (strcmp(k, "id") == 0) {
                 int ok = session_id_valid(v);
                 if (ok)
@@ -374,8 +382,18 @@ char **session_volumes_build(const struct sbx_config *c)
 {
         _cleanup_strv_ char **out = calloc(c->n_mounts + 1, sizeof(char *));
         size_t n = 0;
-        for (size_t i = 0; out && i < c->n_mounts; i++)
-                if (!c->mounts[i].read_only && !(out[n++] = strdup(c->mounts[i].host)))
+        for (size_t i = 0; out && i < c->n_mounts; i++) {
+                struct stat st;
+                /* a file, or a path gone: no directory to plant links in */
+                if (c->mounts[i].read_only || stat(c->mounts[i].host, &st) < 0 ||
+                    !S_ISDIR(st.st_mode))
+                        continue;
+                if (asprintf(&out[n], "%llu:%llu:%s", (unsigned long long)st.st_dev,
+                             (unsigned long long)st.st_ino, c->mounts[i].host) < 0) {
+                        out[n] = NULL;
                         return NULL;
+                }
+                n++;
+        }
         return TAKE_PTR(out);
 }

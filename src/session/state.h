@@ -31,8 +31,11 @@ struct session_state {
         char *hostname;
         char **env; /* the session's exec environment, "K=V", NULL-terminated */
         /* The host directories of its writable volumes (what the session can plant links in:
-         * host-side copies do not follow them), NULL-terminated; NULL when none. */
+         * host-side copies do not follow them) as "DEV:INO:PATH", the directory stat()ed when
+         * the session was made (never looked up by its path again), NULL-terminated; NULL
+         * when none. volumes_known: the state says how many (an older sbx's does not). */
         char **volumes;
+        bool volumes_known;
         enum sbx_seccomp_profile seccomp;
         enum sbx_net_mode net;
         uint64_t nofile;

@@ -116,6 +116,7 @@ static void test_state_roundtrip(void)
         CHECK(b.volumes && b.volumes[0] && b.volumes[1] && !b.volumes[2]);
         CHECK_STR(b.volumes[0], "/home/u/proj");
         CHECK_STR(b.volumes[1], "/srv/a\nb");
+        CHECK(b.volumes_known); /* the count is written even when there are none */
         /* the escaped form keeps one record per line */
         CHECK(strstr(out.data, "line1\nline2") == NULL);
 }
