@@ -130,22 +130,38 @@ static int volume_link(struct sbx_error *e, const char *what, const char *path, 
                         what, path, link ? link : path);
 }
 
-int cp_pack(const char *path, const struct hostpath_vols *vols, uint64_t max, struct buf *out,
-            struct sbx_error *e)
+/*
+ * path cut into its directory and its last name, trailing slashes dropped: *ret_dir is NULL
+ * without a slash, "/" for the one at the start, else in the returned copy, as *ret_name is
+ * ("" for "/"). NULL: out of memory.
+ */
+static char *split_path(const char *path, const char **ret_dir, const char **ret_name)
 {
-        _cleanup_free_ char *copy = strdup(path);
+        char *copy = strdup(path);
         if (!copy)
-                return ops_oom(e);
+                return NULL;
         size_t n = strlen(copy);
         while (n > 1 && copy[n - 1] == '/')
                 copy[--n] = '\0';
         char *slash = strrchr(copy, '/');
-        const char *name = slash ? slash + 1 : copy;
-        _cleanup_close_ int dfd = -1;
-        if (slash) {
+        *ret_name = slash ? slash + 1 : copy;
+        *ret_dir = !slash ? NULL : slash == copy ? "/" : copy;
+        if (slash)
                 *slash = '\0';
+        return copy;
+}
+
+int cp_pack(const char *path, const struct hostpath_vols *vols, uint64_t max, struct buf *out,
+            struct sbx_error *e)
+{
+        const char *dir, *name;
+        _cleanup_free_ char *copy = split_path(path, &dir, &name);
+        if (!copy)
+                return ops_oom(e);
+        _cleanup_close_ int dfd = -1;
+        if (dir) {
                 _cleanup_free_ char *link = NULL;
-                int r = hostpath_open(slash == copy ? "/" : copy, vols, true, &dfd, &link);
+                int r = hostpath_open(dir, vols, true, &dfd, &link);
                 if (r == -ELOOP && link)
                         return volume_link(e, "from", path, link);
                 if (r < 0)
@@ -157,7 +173,7 @@ int cp_pack(const char *path, const struct hostpath_vols *vols, uint64_t max, st
         _cleanup_buf_ struct buf rel = {0};
         if (buf_puts(&rel, name) < 0)
                 return ops_oom(e);
-        return pack_at(&p, slash ? dfd : AT_FDCWD, name, &rel, 0);
+        return pack_at(&p, dir ? dfd : AT_FDCWD, name, &rel, 0);
 }
 
 /* ---- unpack ---- */
@@ -237,19 +253,13 @@ static int create_entry(int pfd, const char *name, const struct rec *r, const ch
 static int open_destination(const char *dst, const struct hostpath_vols *vols, int *ret_dir,
                             const char **ret_top, struct sbx_error *e)
 {
-        _cleanup_free_ char *copy = strdup(dst);
+        const char *parent, *name;
+        _cleanup_free_ char *copy = split_path(dst, &parent, &name);
         if (!copy)
                 return ops_oom(e);
-        size_t n = strlen(copy);
-        while (n > 1 && copy[n - 1] == '/')
-                copy[--n] = '\0';
-        char *slash = strrchr(copy, '/');
-        const char *name = slash ? slash + 1 : copy;
-        if (slash)
-                *slash = '\0';
         _cleanup_free_ char *link = NULL;
         _cleanup_close_ int pfd = -1;
-        int r = hostpath_open(!slash ? "." : slash == copy ? "/" : copy, vols, true, &pfd, &link);
+        int r = hostpath_open(parent ? parent : ".", vols, true, &pfd, &link);
         struct stat st;
         bool dir = !*name || !strcmp(name, ".") || !strcmp(name, "..");
         if (r == 0 && !dir && fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
