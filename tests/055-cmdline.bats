@@ -30,7 +30,7 @@ scan() {
         in_sbx 'for p in /proc/[0-9]*; do
                 pid=${p#/proc/}
                 [ "$pid" = "$$" ] && continue
-                c=$(tr "\0" " " <"$p/cmdline" 2>/dev/null) || continue
+                c=$(tr "\0" " " 2>/dev/null <"$p/cmdline") || continue
                 e=$(tr "\0" " " <"$p/environ" 2>/dev/null) || e=-
                 n=$(cat "$p/comm" 2>/dev/null) || continue
                 printf "%s|%s|%s|%s\n" "$pid" "$n" "$c" "$e"
@@ -159,12 +159,12 @@ check_host() {
         local bg_exec=$! p
         sleep 0.5
         for p in /proc/[0-9]*; do
-                ! tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qE "$s2|$s3" ||
+                ! tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qE "$s2|$s3" ||
                         fail "pid ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline")"
         done
         # the flag's value was seen by `sbx create` alone, which has ended
         for p in /proc/[0-9]*; do
-                ! tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "$s1" ||
+                ! tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -q "$s1" ||
                         fail "pid ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline")"
         done
         wait "$bg_exec"
@@ -175,10 +175,24 @@ check_host() {
         [ "$output" = 1 ] || fail "run: $output"
         printf 'no equals sign\n' >"$BATS_TEST_TMPDIR/bad"
         sbx_expect 2 exec --env-file "$BATS_TEST_TMPDIR/bad" "$sid" true
-        [[ $stderr == *"a line is not KEY=VALUE"* ]] || fail "stderr: $stderr"
+        [[ $stderr == *"line 1 is not KEY=VALUE"* ]] || fail "stderr: $stderr"
         printf '{"1X":"v"}' >"$BATS_TEST_TMPDIR/bad"
         sbx_expect 2 create --env-file "$BATS_TEST_TMPDIR/bad"
         printf '{"X":1}' >"$BATS_TEST_TMPDIR/bad"
         sbx_expect 2 exec --env-file "$BATS_TEST_TMPDIR/bad" "$sid" true
         sbx_expect 2 exec --env-file "$BATS_TEST_TMPDIR/missing" "$sid" true
+        # what would be taken apart wrongly is refused: a name with "=", an escaped NUL, a
+        # second object after the first, stdin twice or with -i
+        local j
+        for j in '{"A=B":"c"}' '{"K\u0000X":"v"}' '{"V":"x\u0000y"}' '{"A":"1"}{"B":"2"}'; do
+                printf '%s' "$j" >"$BATS_TEST_TMPDIR/bad"
+                sbx_expect 2 exec --env-file "$BATS_TEST_TMPDIR/bad" "$sid" true
+        done
+        _expect 2 sh -c 'echo A=1 | "$1" exec --env-file - --env-file - "$2" true' sh "$SBX" "$sid"
+        _expect 2 sh -c 'echo A=1 | "$1" exec -i --env-file - "$2" cat' sh "$SBX" "$sid"
+        [[ $stderr == *"not with --interactive"* ]] || fail "stderr: $stderr"
+        # a bad line is named by its number, never quoted (it may be a line of a key)
+        printf '%s\n' A=1 'MIIsec/ret+line==' >"$BATS_TEST_TMPDIR/bad"
+        sbx_expect 2 exec --env-file "$BATS_TEST_TMPDIR/bad" "$sid" true
+        [[ $stderr == *"line 2"* && $stderr != *MIIsecret* ]] || fail "stderr: $stderr"
 }

@@ -270,10 +270,10 @@ init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
         local bg=$! p seen=0 i
         for i in $(seq 1 30); do
                 for p in /proc/[0-9]*; do
-                        ! tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qE "$s1|$s2" ||
+                        ! tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qE "$s1|$s2" ||
                                 fail "pid ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline")"
                         # positive control: the scan sees the running exec's command line
-                        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "sleep 2; printf" && seen=1
+                        tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -q "sleep 2; printf" && seen=1
                 done
                 sleep 0.1
         done

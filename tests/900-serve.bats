@@ -430,10 +430,10 @@ while os.path.exists(sys.argv[1]):
         local seen=0 i p
         for i in $(seq 1 20); do
                 for p in /proc/[0-9]*; do
-                        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -qE "$s1|$s2|$s3" &&
+                        tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -qE "$s1|$s2|$s3" &&
                                 fail "pid ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline")"
                         # positive control: the scan reads command lines (the foreground exec)
-                        tr '\0' ' ' <"$p/cmdline" 2>/dev/null | grep -q "sleep 3; echo" && seen=1
+                        tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -q "sleep 3; echo" && seen=1
                 done
                 sleep 0.1
         done

@@ -250,6 +250,13 @@ upload_bytes_are() {
         [ "$output" = 1000000 ] || fail "size: $output"
 }
 
+@test "serve files: a max_upload as large as a size goes does not wrap the uploads' budget" {
+        serve_start 'max_upload = 2097152T'
+        serve_sandbox
+        run python3 "$SBX_SRC/tests/serve_upload_raw.py" "$sb_base" "$sb_token" big small 6 finish
+        [ "$output" = 200 ] || fail "a 6-byte upload: status $output"
+}
+
 @test "serve files: info, search, list, replace, directories, move, permissions, delete" {
         serve_start
         serve_sandbox

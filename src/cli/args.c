@@ -278,5 +278,8 @@ int exec_finish_request(struct cli *cli, struct exec_request *rq)
         }
         if (rq->tty && cli->json)
                 return sbx_usage(&cli->err, "--tty cannot be combined with --json");
+        if ((rq->interactive || rq->tty) && envfile_used_stdin())
+                return sbx_usage(&cli->err, "--env-file - reads standard input: not with "
+                                            "--interactive or --tty");
         return 0;
 }

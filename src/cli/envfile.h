@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cli.h"
@@ -19,3 +20,5 @@
  * them, kept for the invocation's life. 0, or a usage error in cli->err.
  */
 int envfile_read(struct cli *cli, const char *path, char *const **ret, size_t *ret_n);
+/* Whether "-" was read (then -i and -T, which hand stdin to the command, are refused). */
+bool envfile_used_stdin(void);

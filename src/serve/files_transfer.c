@@ -130,7 +130,8 @@ static int on_part(void *ctx, const char *name, const char *filename, const char
                         u->bad = "the metadata part is larger than 64 KiB";
                         return -E2BIG;
                 }
-                return buf_append(b, data, size);
+                int r = upload_bytes_take(u, size); /* held as long as the files' bytes */
+                return r < 0 ? r : buf_append(b, data, size);
         }
         int r = upload_bytes_take(u, size);
         return r < 0 ? r : write_all(u->file[u->n_file - 1], data, size);

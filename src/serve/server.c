@@ -283,7 +283,9 @@ int serve_run(const struct serve_options *o, struct sbx_error *e)
                                            .allow_all_egress = srv.config.serve_network_host};
         srv.max_upload = srv.config.serve_max_upload;
         fd_budget();
-        files_upload_bytes_budget(8ULL * srv.max_upload);
+        /* 8 x, saturated: max_upload may be as large as a size goes */
+        files_upload_bytes_budget(srv.max_upload > UINT64_MAX / 8 ? UINT64_MAX
+                                                                  : 8ULL * srv.max_upload);
         srv.mhd = mhd_lib_load(e);
         if (srv.mhd)
                 r = serve_listen(&srv, e);
