@@ -43,11 +43,16 @@ static const char *line_of(const char *name, const char *args_json, struct mcp_r
                 out = joined(argv, b);
                 mcp_argv_free(argv);
         }
-        /* inputs point into args: copy what the tests look at before it goes */
-        static char in0[64];
+        /* inputs point into args (fd 3's env text into r->env_json): copy what the tests look
+         * at before it goes */
+        static char in0[64], in1[128];
         snprintf(in0, sizeof(in0), "%s", r->in[0] ? r->in[0] : "");
+        snprintf(in1, sizeof(in1), "%s", r->in[1] ? r->in[1] : "");
         r->in[0] = r->in[0] ? in0 : NULL;
-        r->in[1] = r->in[2] = NULL;
+        r->in[1] = r->in[1] ? in1 : NULL;
+        r->in[2] = NULL;
+        free(r->env_json);
+        r->env_json = NULL;
         json_object_put(args);
         return out;
 }
@@ -101,7 +106,12 @@ static void test_argv(void)
                           "{\"session\":\"w\",\"command\":[\"--help\",\"-x\"],"
                           "\"timeout\":\"5s\",\"env\":[\"A=1\",\"B=--json\"]}",
                           &r, &b),
-                  "sbx|exec|--json|--timeout=5s|--env=A=1|--env=B=--json|--|w|--|--help|-x");
+                  "sbx|exec|--json|--timeout=5s|--env-file=/dev/fd/3|--|w|--|--help|-x");
+        /* the env values on fd 3 as one JSON object, never in the command line */
+        CHECK_STR(r.in[1], "{\"A\":\"1\",\"B\":\"--json\"}");
+        CHECK_STR(line_of("exec", "{\"session\":\"w\",\"command\":[\"true\"],\"env\":[\"NOEQ\"]}",
+                          &r, &b),
+                  "'env' items must be KEY=VALUE");
         CHECK_STR(line_of("read",
                           "{\"path\":\"-x\",\"session\":\"w\",\"offset\":5,"
                           "\"binary\":true}",
