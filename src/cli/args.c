@@ -98,8 +98,10 @@ int args_common_argv(struct cli *cli, const char *command, int opt, const char *
         }
 }
 
-/* --env-file: each variable it gives is recorded as an --env of its own, in its place. */
-static int record_env_file(struct cli *cli, struct flag_list *fl, const char *path)
+/* --env-file: each variable it gives is recorded as an --env of its own, in its place (full:
+ * the list's own "too many" message). 1, or -1 with cli->err set. */
+static int record_env_file(struct cli *cli, struct flag_list *fl, const char *path,
+                           const char *full)
 {
         char *const *kv;
         size_t n;
@@ -107,7 +109,7 @@ static int record_env_file(struct cli *cli, struct flag_list *fl, const char *pa
                 return -1;
         for (size_t j = 0; j < n; j++) {
                 if (fl->n >= ARRAY_SIZE(fl->items))
-                        return sbx_usage(&cli->err, "too many options");
+                        return sbx_usage(&cli->err, "%s", full);
                 fl->items[fl->n].flag = "--env";
                 fl->items[fl->n++].value = kv[j];
         }
@@ -124,7 +126,7 @@ int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, cons
         static char names[ARRAY_SIZE(create_long_options)][24];
         int i = opt - OPT_CREATE_FIRST;
         if (strcmp(create_long_options[i].name, "env-file") == 0)
-                return record_env_file(cli, fl, arg);
+                return record_env_file(cli, fl, arg, "too many options");
         snprintf(names[i], sizeof(names[i]), "--%s", create_long_options[i].name);
         fl->items[fl->n].flag = names[i];
         fl->items[fl->n].value = arg;
@@ -195,18 +197,8 @@ int args_exec_option(struct cli *cli, int opt, const char *arg, struct exec_requ
                         return sbx_usage(&cli->err, "too many --env options");
                 env_adds->items[env_adds->n++].value = arg;
                 return 1;
-        case OPT_EXEC_ENV_FILE: {
-                char *const *kv;
-                size_t n;
-                if (envfile_read(cli, arg, &kv, &n) < 0)
-                        return -1;
-                for (size_t j = 0; j < n; j++) {
-                        if (env_adds->n >= ARRAY_SIZE(env_adds->items))
-                                return sbx_usage(&cli->err, "too many --env options");
-                        env_adds->items[env_adds->n++].value = kv[j];
-                }
-                return 1;
-        }
+        case OPT_EXEC_ENV_FILE:
+                return record_env_file(cli, env_adds, arg, "too many --env options");
         case 'i':
                 rq->interactive = true;
                 return 1;

@@ -77,6 +77,8 @@ int store_tag_file(const char *name, const char *tag, char *out, size_t n);
 #define STORE_RESERVE_MIN (UINT64_C(16) << 20)
 #define STORE_CHECK_EVERY (UINT64_C(8) << 20)
 int store_space_check(int fd, uint64_t *ret_reserve);
+/* Whether p[0..n) is all zeros: a block the store's writers leave as a hole (files are new). */
+bool store_all_zero(const void *p, size_t n);
 /* Remove a tree below dirfd (no symlink is ever followed). */
 int store_rmtree(int dirfd, const char *name);
 /* Empty tmp/, drop records no tag names and nobody holds, then layers no record names.

@@ -412,12 +412,6 @@ static bool layout_name(const char *p)
         return false;
 }
 
-static bool all_zero(const void *p, size_t n)
-{
-        const char *c = p;
-        return n == 0 || (c[0] == 0 && memcmp(c, c + 1, n - 1) == 0);
-}
-
 /* The store's reserve, checked while a source is copied into its scratch directory. */
 static int no_space(int fd, const char *name, struct sbx_error *e)
 {
@@ -463,7 +457,7 @@ static int copy_entry(const struct archive_lib *la, struct archive *a, int scrat
                                         "bound of one import: SBX_IMAGE_MAX_SIZE)",
                                         (unsigned long long)(max_bytes >> 20));
                 end = (uint64_t)off + size;
-                if (all_zero(buf, size))
+                if (store_all_zero(buf, size))
                         continue; /* a hole (the file is new): zeros cost no disk */
                 if ((*unchecked += size) >= STORE_CHECK_EVERY) { /* across the whole scan */
                         *unchecked = 0;

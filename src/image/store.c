@@ -553,3 +553,9 @@ int store_space_check(int fd, uint64_t *ret_reserve)
         *ret_reserve = reserve;
         return (uint64_t)sv.f_bavail * unit >= reserve ? 0 : -ENOSPC;
 }
+
+bool store_all_zero(const void *p, size_t n)
+{
+        const char *c = p;
+        return n == 0 || (c[0] == 0 && memcmp(c, c + 1, n - 1) == 0);
+}

@@ -204,11 +204,6 @@ static int set_owner(struct unpacker *u, int dirfd, const char *name, struct arc
 }
 
 /* Whether n bytes at p are all zero. */
-static bool all_zero(const char *p, size_t n)
-{
-        return n == 0 || (p[0] == 0 && memcmp(p, p + 1, n - 1) == 0);
-}
-
 static int check_free_space(struct unpacker *u, int fd, const char *path)
 {
         uint64_t reserve = 0;
@@ -232,7 +227,7 @@ static int write_sparse(struct unpacker *u, int fd, const char *p, size_t size, 
         const size_t block = 4096;
         while (size) {
                 size_t n = size < block ? size : block;
-                if (all_zero(p, n)) {
+                if (store_all_zero(p, n)) {
                         p += n;
                         size -= n;
                         off += (int64_t)n;
@@ -241,7 +236,7 @@ static int write_sparse(struct unpacker *u, int fd, const char *p, size_t size, 
                 /* a run of data blocks in one write */
                 while (n < size) {
                         size_t next = size - n < block ? size - n : block;
-                        if (all_zero(p + n, next))
+                        if (store_all_zero(p + n, next))
                                 break;
                         n += next;
                 }

@@ -67,18 +67,11 @@ _noreturn_ static void child_main(const struct session_state *st, int wfd, confi
         _exit(0);
 }
 
-/* Whether process pid is stopped (state T or t in /proc/PID/stat). */
+/* Whether process pid is stopped (state T, or t: stopped by a tracer). */
 static bool stopped(pid_t pid)
 {
-        char path[64], buf[512];
-        snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
-                return false;
-        buf[n] = '\0';
-        const char *paren = strrchr(buf, ')'); /* after the name, which may hold anything */
-        return paren && paren[1] == ' ' && (paren[2] == 'T' || paren[2] == 't');
+        int s = proc_state(pid);
+        return s == 'T' || s == 't';
 }
 
 /*

@@ -69,25 +69,8 @@ static int exec_args(json_object *req, struct serve_argv *a, const char **ret_cm
                 if (*json_object_get_string(v))
                         serve_argv_add(a, "--workdir=%s", json_object_get_string(v));
         }
-        if ((v = field(req, "envs"))) {
-                if (!json_object_is_type(v, json_type_object)) {
-                        snprintf(why, n, "envs must be an object of strings");
-                        return -EINVAL;
-                }
-                json_object_object_foreach(v, key, val)
-                {
-                        if (!json_object_is_type(val, json_type_string)) {
-                                snprintf(why, n, "envs.%s must be a string", key);
-                                return -EINVAL;
-                        }
-                }
-                /* on the child's stdin, never in its command line */
-                if (json_object_object_length(v) > 0) {
-                        serve_argv_add(a, "--env-file=-");
-                        if (!(*ret_env = strdup(json_object_to_json_string(v))))
-                                return -ENOMEM;
-                }
-        }
+        if ((v = field(req, "envs")))
+                return serve_argv_env(a, v, "envs", ret_env, why, n);
         return 0;
 }
 

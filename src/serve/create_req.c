@@ -342,24 +342,6 @@ static int map_platform(json_object *req, char *why, size_t n)
         return 0;
 }
 
-/* The values go on the child's stdin (--env-file -), never in its command line: the
- * supervisor it starts would show them to every local user for the session's life. */
-static int map_env(json_object *env, struct create_plan *out, char *why, size_t n)
-{
-        if (!json_object_is_type(env, json_type_object))
-                return refuse(why, n, "env must be an object of strings");
-        json_object_object_foreach(env, key, val)
-        {
-                if (!json_object_is_type(val, json_type_string))
-                        return refuse(why, n, "env.%s must be a string", key);
-        }
-        if (json_object_object_length(env) == 0)
-                return 0;
-        serve_argv_add(&out->argv, "--env-file=-");
-        out->env = strdup(json_object_to_json_string(env));
-        return out->env ? 0 : -ENOMEM;
-}
-
 static int map_entrypoint(json_object *req, struct create_plan *out, char *why, size_t n)
 {
         json_object *ep = field(req, "entrypoint");
@@ -416,7 +398,7 @@ int create_plan_build(const struct serve_policy *p, json_object *req, struct cre
         if (r >= 0 && (v = field(req, "resourceLimits")))
                 r = map_limits(v, a, why, n);
         if (r >= 0 && (v = field(req, "env")))
-                r = map_env(v, out, why, n);
+                r = serve_argv_env(a, v, "env", &out->env, why, n);
         if (r >= 0 && (v = field(req, "volumes")))
                 r = map_volumes(p, v, a, why, n);
         if (r >= 0)

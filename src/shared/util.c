@@ -108,26 +108,44 @@ uint64_t now_monotonic_ms(void)
         return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-int64_t proc_start_time(pid_t pid)
+/* /proc/PID/stat into b; *ret: the space before field 3 (state). 0 or -errno. */
+static int proc_stat(pid_t pid, struct buf *b, const char **ret)
 {
         char path[64];
         snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-        _cleanup_buf_ struct buf b = {0};
-        int r = read_file_at(AT_FDCWD, path, &b, 4096);
+        int r = read_file_at(AT_FDCWD, path, b, 4096);
         if (r < 0)
                 return r;
         /* comm may contain spaces and ')': fields start after the last ')' */
-        char *p = b.data ? strrchr(b.data, ')') : NULL;
-        if (!p)
+        const char *p = b->data ? strrchr(b->data, ')') : NULL;
+        if (!p || p[1] != ' ' || !p[2])
                 return -EINVAL;
-        p++;
-        /* p is at the space before field 3 (state); each step moves to the space before the
-         * next field, up to the one before field 22 (start time) */
+        *ret = p + 1;
+        return 0;
+}
+
+int64_t proc_start_time(pid_t pid)
+{
+        _cleanup_buf_ struct buf b = {0};
+        const char *p;
+        int r = proc_stat(pid, &b, &p);
+        if (r < 0)
+                return r;
+        /* each step moves to the space before the next field, up to the one before field 22
+         * (start time) */
         for (int field = 3; field < 22 && p; field++)
                 p = strchr(p + 1, ' ');
         if (!p)
                 return -EINVAL;
         return (int64_t)strtoll(p + 1, NULL, 10);
+}
+
+int proc_state(pid_t pid)
+{
+        _cleanup_buf_ struct buf b = {0};
+        const char *p;
+        int r = proc_stat(pid, &b, &p);
+        return r < 0 ? r : (unsigned char)p[1];
 }
 
 int fd_set_nonblock(int fd, bool on)

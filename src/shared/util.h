@@ -26,6 +26,8 @@ uint64_t now_monotonic_ms(void);
 
 /* The start time (clock ticks since boot, field 22 of /proc/PID/stat) or -errno. */
 int64_t proc_start_time(pid_t pid);
+/* The state letter of /proc/PID/stat ('R', 'S', 'T', ...), or -errno. */
+int proc_state(pid_t pid);
 
 /* Set FD_CLOEXEC / O_NONBLOCK. */
 int fd_set_nonblock(int fd, bool on);
