@@ -91,9 +91,9 @@ static size_t sweep_parent(const struct cgroup_owns *owns, const char *own, bool
         if (pfd < 0)
                 return 0;
         size_t n;
-        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(pfd, &n);
+        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_sample(pfd, max_checks, &n);
         int64_t now = now_realtime_sec();
-        for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++) {
+        for (size_t i = 0; i < n; i++) {
                 struct stat st;
                 if (fstatat(pfd, ids[i], &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
                     st.st_mtime > now - SWEEP_MIN_AGE_SEC)

@@ -10,6 +10,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -80,7 +81,13 @@ int cg_v1_session_create(const char *parent, enum cg_ctrl k, const struct sbx_co
                 return set_u64(dir, "pids.max", c->pids, e);
         case CG_CPU: {
                 uint64_t quota = c->cpus_milli * (CG_CPU_PERIOD_US / 1000);
-                r = set_u64(dir, "cpu.cfs_period_us", CG_CPU_PERIOD_US, e);
+                /* Each write of the two walks every cpu cgroup of the host (the kernel checks
+                 * the bandwidth of the whole tree): ~0.2 ms each with 1,000 sessions here. A new
+                 * cgroup has the kernel's 100 ms period, which is the one wanted: read, not set. */
+                char period[32] = "";
+                if (cg_read(dir, "cpu.cfs_period_us", period, sizeof(period)) < 0 ||
+                    strtoull(period, NULL, 10) != CG_CPU_PERIOD_US)
+                        r = set_u64(dir, "cpu.cfs_period_us", CG_CPU_PERIOD_US, e);
                 if (r == 0)
                         r = set_u64(dir, "cpu.cfs_quota_us",
                                     quota < CG_CPU_MIN_QUOTA_US ? CG_CPU_MIN_QUOTA_US : quota, e);

@@ -299,9 +299,10 @@ _noreturn_ static void event_loop(struct supervisor *s)
 
 /*
  * The stale sessions and cgroups of others (dead supervisors) go once this session is ready,
- * while the caller already has its id: a look at up to 64 sessions and cgroups reads both
- * directories whole, 1.3 ms of the CLI's CPU with 500 sessions when the CLI did it before the
- * fork. The looks are done here (~0.5 ms with 500 sessions; ctl requests queue meanwhile);
+ * while the caller already has its id: a look at up to RUNTIME_CREATE_CHECKS sessions and
+ * cgroups from a random one on, which reads each directory only that far (read whole, 1,000
+ * sessions cost the looks ~3.5 ms of getdents per create). The looks are done here, off the
+ * create's path (ctl requests queue meanwhile), but on a loop of creates they share the CPUs;
  * removing a dead session may wait seconds for its cgroups to empty, so when there is one a
  * grandchild (sbx-sweep) does every removal, with a look at all sessions, and nothing of this
  * session waits (a joining exec, destroy, the TTL): it keeps only the runtime dir, never this

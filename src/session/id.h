@@ -16,3 +16,13 @@ int session_id_generate(char out[static SESSION_ID_LEN + 1]);
  * them sees a different k each time. NULL with *ret_n = 0 when there are none.
  */
 char (*session_ids_in_dir(int dirfd, size_t *ret_n))[SESSION_ID_LEN + 1];
+
+/*
+ * At most max of those ids (0: every one, as session_ids_in_dir), read from a random position of
+ * the directory on: the kernel's readdir costs per entry, and a cgroup directory of 1,000 sessions
+ * (kernfs, whose positions are name hashes, so the start is random there) cost ~0.5 ms a read
+ * whole. After the end it goes on from the beginning, up to where it started. Where positions are
+ * not hashes (tmpfs: insertion order) a random position is mostly past the end: it starts at the
+ * beginning. NULL with *ret_n = 0 when there are none.
+ */
+char (*session_ids_sample(int dirfd, size_t max, size_t *ret_n))[SESSION_ID_LEN + 1];

@@ -309,8 +309,8 @@ static void reap_if_stale(int rtfd, const char *id, runtime_dead_fn on_dead)
 bool runtime_stale_present(int rtfd, size_t max_checks)
 {
         size_t n;
-        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(rtfd, &n);
-        for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++) {
+        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_sample(rtfd, max_checks, &n);
+        for (size_t i = 0; i < n; i++) {
                 _cleanup_close_ int sfd = runtime_open_session(rtfd, ids[i]);
                 if (sfd < 0)
                         continue;
@@ -324,8 +324,8 @@ bool runtime_stale_present(int rtfd, size_t max_checks)
 void runtime_reap_stale_sessions(int rtfd, size_t max_checks, runtime_dead_fn on_dead)
 {
         size_t n;
-        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_in_dir(rtfd, &n);
-        for (size_t i = 0; i < n && (!max_checks || i < max_checks); i++)
+        _cleanup_free_ char(*ids)[SESSION_ID_LEN + 1] = session_ids_sample(rtfd, max_checks, &n);
+        for (size_t i = 0; i < n; i++)
                 reap_if_stale(rtfd, ids[i], on_dead);
         reap_stale_names(rtfd);
 }

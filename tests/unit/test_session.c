@@ -252,6 +252,94 @@ static void test_ids_in_dir(void)
         free(none);
 }
 
+/* One directory of ids (and entries that are not ids) under base, for session_ids_sample. */
+static int ids_dir(const char *base, char *path, size_t size, unsigned count)
+{
+        snprintf(path, size, "%s/sbx-unit-sample.XXXXXX", base);
+        if (!mkdtemp(path))
+                return -1;
+        int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (unsigned i = 0; dfd >= 0 && i < count; i++) {
+                char id[32];
+                snprintf(id, sizeof(id), "sb_%016x", i * 2654435761u);
+                CHECK(mkdirat(dfd, id, 0700) == 0);
+        }
+        if (dfd >= 0)
+                CHECK(mkdirat(dfd, "names", 0700) == 0 && mkdirat(dfd, "sb_short", 0700) == 0);
+        return dfd;
+}
+
+static void ids_dir_remove(int dfd, const char *path)
+{
+        size_t n;
+        char(*all)[SESSION_ID_LEN + 1] = session_ids_in_dir(dfd, &n);
+        for (size_t i = 0; all && i < n; i++)
+                (void)unlinkat(dfd, all[i], AT_REMOVEDIR);
+        free(all);
+        (void)unlinkat(dfd, "names", AT_REMOVEDIR);
+        (void)unlinkat(dfd, "sb_short", AT_REMOVEDIR);
+        close(dfd);
+        (void)rmdir(path);
+}
+
+/* Whether got holds n distinct ids that the directory has. */
+static bool sample_ok(int dfd, char (*got)[SESSION_ID_LEN + 1], size_t n)
+{
+        for (size_t i = 0; got && i < n; i++) {
+                struct stat st;
+                if (!session_id_valid(got[i]) || fstatat(dfd, got[i], &st, 0) < 0)
+                        return false;
+                for (size_t k = 0; k < i; k++)
+                        if (strcmp(got[i], got[k]) == 0)
+                                return false;
+        }
+        return got != NULL;
+}
+
+/*
+ * session_ids_sample: max distinct ids of the directory, from a start that differs from call to
+ * call (ext4's hashed positions and tmpfs's insertion order); all of them when there are
+ * fewer (the read goes round); every one with max 0.
+ */
+static void test_ids_sample(void)
+{
+        static const char *const bases[] = {"/tmp", "/dev/shm"};
+        for (size_t b = 0; b < 2; b++) {
+                char path[PATH_MAX];
+                int dfd = ids_dir(bases[b], path, sizeof(path), 300);
+                if (dfd < 0 && b == 1)
+                        continue; /* no /dev/shm here */
+                CHECK(dfd >= 0);
+                char first[30][SESSION_ID_LEN + 1];
+                size_t distinct = 0;
+                for (int round = 0; round < 30; round++) {
+                        size_t n = 0;
+                        char(*got)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 64, &n);
+                        CHECK(n == 64 && sample_ok(dfd, got, n));
+                        bool seen = false;
+                        for (size_t k = 0; got && k < distinct; k++)
+                                seen |= strcmp(first[k], got[0]) == 0;
+                        if (got && !seen)
+                                memcpy(first[distinct++], got[0], SESSION_ID_LEN + 1);
+                        free(got);
+                }
+                printf("# %s: %zu different first ids in 30 samples\n", bases[b], distinct);
+                CHECK(distinct >= 10);
+                size_t n = 0;
+                char(*all)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 0, &n);
+                CHECK(n == 300 && sample_ok(dfd, all, n));
+                free(all);
+                ids_dir_remove(dfd, path);
+                dfd = ids_dir(bases[b], path, sizeof(path), 5);
+                for (int round = 0; round < 20; round++) {
+                        char(*got)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 64, &n);
+                        CHECK(n == 5 && sample_ok(dfd, got, n));
+                        free(got);
+                }
+                ids_dir_remove(dfd, path);
+        }
+}
+
 /* Field 22 of /proc/self/stat, counted here independently (comm has no ')' for this test). */
 static void test_proc_start_time(void)
 {
@@ -333,6 +421,7 @@ int main(void)
 {
         test_ids();
         test_ids_in_dir();
+        test_ids_sample();
         test_names();
         test_state_roundtrip();
         test_state_rejects();
