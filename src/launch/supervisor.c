@@ -300,8 +300,8 @@ _noreturn_ static void event_loop(struct supervisor *s)
 /*
  * The stale sessions and cgroups of others (dead supervisors) go once this session is ready,
  * while the caller already has its id: a look at up to RUNTIME_CREATE_CHECKS sessions and
- * cgroups from a random one on, which reads each directory only that far (read whole, 1,000
- * sessions cost the looks ~3.5 ms of getdents per create). The looks are done here, off the
+ * cgroups from a random one on, which reads each cgroup directory only that far (read whole,
+ * 1,000 sessions cost the looks ~3.5 ms of getdents per create). The looks are done here, off the
  * create's path (ctl requests queue meanwhile), but on a loop of creates they share the CPUs;
  * removing a dead session may wait seconds for its cgroups to empty, so when there is one a
  * grandchild (sbx-sweep) does every removal, with a look at all sessions, and nothing of this

@@ -18,11 +18,10 @@ int session_id_generate(char out[static SESSION_ID_LEN + 1]);
 char (*session_ids_in_dir(int dirfd, size_t *ret_n))[SESSION_ID_LEN + 1];
 
 /*
- * At most max of those ids (0: every one, as session_ids_in_dir), read from a random position of
- * the directory on: the kernel's readdir costs per entry, and a cgroup directory of 1,000 sessions
- * (kernfs, whose positions are name hashes, so the start is random there) cost ~0.5 ms a read
- * whole. After the end it goes on from the beginning, up to where it started. Where positions are
- * not hashes (tmpfs: insertion order) a random position is mostly past the end: it starts at the
- * beginning. NULL with *ret_n = 0 when there are none.
+ * At most max of those ids (0: every one, as session_ids_in_dir), from a random one on. On a
+ * cgroup file system (kernfs, whose positions are name hashes, so a random position is a
+ * random start) the directory is read from a random position only as far as that takes: a
+ * cgroup directory of 1,000 sessions cost ~0.3 ms read whole. Elsewhere it is read whole.
+ * NULL with *ret_n = 0 when there are none.
  */
 char (*session_ids_sample(int dirfd, size_t max, size_t *ret_n))[SESSION_ID_LEN + 1];

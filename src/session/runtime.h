@@ -68,13 +68,13 @@ void runtime_remove_session(int rtfd, const char *id);
  * Never touches a live session. on_dead (may be NULL) is given a dead session's recorded state
  * before its directory goes: the launch layer removes the cgroups recorded there
  * (cgroup_reap_stale, which also sweeps the unrecorded ones). max_checks bounds the sessions
- * looked at, from a random one on, and the directory is read only that far
- * (session_ids_sample): a new session's supervisor passes RUNTIME_CREATE_CHECKS so that the
- * 1,000th session costs what the 20th does (each check is ~4 syscalls per directory, and reading
- * a cgroup directory of 1,000 sessions whole cost ~0.5 ms); with fewer entries than that it is
- * the full sweep. 0: every one (list, destroy, connect). runtime_stale_present: whether any of the
- * sessions looked at is stale, removing nothing (a look takes no time; a removal may wait
- * seconds for a dead session's cgroups to empty).
+ * looked at, from a random one on (session_ids_sample: the runtime directory is read whole,
+ * a cgroup directory only that far): a new session's supervisor passes RUNTIME_CREATE_CHECKS
+ * so that the 1,000th session costs close to what the 20th does (each check is ~4 syscalls per
+ * directory, and reading a cgroup directory of 1,000 sessions whole cost ~0.3 ms); with fewer
+ * entries than that it is the full sweep. 0: every one (list, destroy, connect).
+ * runtime_stale_present: whether any of the sessions looked at is stale, removing nothing (a look
+ * takes no time; a removal may wait seconds for a dead session's cgroups to empty).
  */
 #define RUNTIME_CREATE_CHECKS 16
 struct session_state;

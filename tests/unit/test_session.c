@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "session/cmds.h"
@@ -296,48 +298,70 @@ static bool sample_ok(int dfd, char (*got)[SESSION_ID_LEN + 1], size_t n)
         return got != NULL;
 }
 
+/* A cgroup file system this process may make cgroups in (root), or NULL. */
+static const char *cgroup_base(void)
+{
+        static const char *const bases[] = {"/sys/fs/cgroup/unified", "/sys/fs/cgroup",
+                                            "/sys/fs/cgroup/pids"};
+        for (size_t i = 0; i < 3; i++) {
+                struct statfs sf;
+                if (statfs(bases[i], &sf) == 0 &&
+                    (sf.f_type == CGROUP2_SUPER_MAGIC || sf.f_type == CGROUP_SUPER_MAGIC) &&
+                    access(bases[i], W_OK) == 0)
+                        return bases[i];
+        }
+        return NULL;
+}
+
+/* 30 samples of 64 from a directory of 300 ids: distinct ids that it has, starting at >= 10
+ * different ones; all 5 of a directory of 5; every one with max 0. */
+static void check_sample(const char *base)
+{
+        char path[PATH_MAX];
+        int dfd = ids_dir(base, path, sizeof(path), 300);
+        CHECK(dfd >= 0);
+        char first[30][SESSION_ID_LEN + 1];
+        size_t distinct = 0, n = 0;
+        for (int round = 0; round < 30; round++) {
+                char(*got)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 64, &n);
+                CHECK(n == 64 && sample_ok(dfd, got, n));
+                bool seen = false;
+                for (size_t k = 0; got && k < distinct; k++)
+                        seen |= strcmp(first[k], got[0]) == 0;
+                if (got && !seen)
+                        memcpy(first[distinct++], got[0], SESSION_ID_LEN + 1);
+                free(got);
+        }
+        printf("# %s: %zu different first ids in 30 samples\n", base, distinct);
+        CHECK(distinct >= 10);
+        char(*all)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 0, &n);
+        CHECK(n == 300 && sample_ok(dfd, all, n));
+        free(all);
+        ids_dir_remove(dfd, path);
+        dfd = ids_dir(base, path, sizeof(path), 5);
+        for (int round = 0; round < 20; round++) {
+                char(*got)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 64, &n);
+                CHECK(n == 5 && sample_ok(dfd, got, n));
+                free(got);
+        }
+        ids_dir_remove(dfd, path);
+}
+
 /*
- * session_ids_sample: max distinct ids of the directory, from a start that differs from call to
- * call (ext4's hashed positions and tmpfs's insertion order); all of them when there are
- * fewer (the read goes round); every one with max 0.
+ * session_ids_sample on ext4 (/tmp here), tmpfs (/dev/shm: read whole, a position there is no
+ * random start) and a cgroup file system (read from a random position, as far as it takes;
+ * root only: the case is named skipped otherwise).
  */
 static void test_ids_sample(void)
 {
-        static const char *const bases[] = {"/tmp", "/dev/shm"};
-        for (size_t b = 0; b < 2; b++) {
-                char path[PATH_MAX];
-                int dfd = ids_dir(bases[b], path, sizeof(path), 300);
-                if (dfd < 0 && b == 1)
-                        continue; /* no /dev/shm here */
-                CHECK(dfd >= 0);
-                char first[30][SESSION_ID_LEN + 1];
-                size_t distinct = 0;
-                for (int round = 0; round < 30; round++) {
-                        size_t n = 0;
-                        char(*got)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 64, &n);
-                        CHECK(n == 64 && sample_ok(dfd, got, n));
-                        bool seen = false;
-                        for (size_t k = 0; got && k < distinct; k++)
-                                seen |= strcmp(first[k], got[0]) == 0;
-                        if (got && !seen)
-                                memcpy(first[distinct++], got[0], SESSION_ID_LEN + 1);
-                        free(got);
-                }
-                printf("# %s: %zu different first ids in 30 samples\n", bases[b], distinct);
-                CHECK(distinct >= 10);
-                size_t n = 0;
-                char(*all)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 0, &n);
-                CHECK(n == 300 && sample_ok(dfd, all, n));
-                free(all);
-                ids_dir_remove(dfd, path);
-                dfd = ids_dir(bases[b], path, sizeof(path), 5);
-                for (int round = 0; round < 20; round++) {
-                        char(*got)[SESSION_ID_LEN + 1] = session_ids_sample(dfd, 64, &n);
-                        CHECK(n == 5 && sample_ok(dfd, got, n));
-                        free(got);
-                }
-                ids_dir_remove(dfd, path);
-        }
+        check_sample("/tmp");
+        if (access("/dev/shm", W_OK) == 0)
+                check_sample("/dev/shm");
+        const char *cg = cgroup_base();
+        if (cg)
+                check_sample(cg);
+        else
+                printf("ok %d # SKIP no cgroup file system writable here\n", ++unit_n);
 }
 
 /* Field 22 of /proc/self/stat, counted here independently (comm has no ')' for this test). */
