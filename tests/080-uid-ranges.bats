@@ -144,6 +144,66 @@ state_of() {
         done
 }
 
+# run returns as soon as its command has ended (as bwrap's monitor does); a cleaner,
+# sbx-teardown, waits for the kernel to tear the session down and then gives the range back.
+range_procs() { ps -e -o uid= -o comm= | awk -v u="$1" '$1 == u' | grep -v sbx-teardown; }
+range_released() { [ ! -e "$1" ] && [ -z "$(range_procs "$2")" ] && [ -z "$(sbx_new_procs)" ]; }
+
+@test "run: what its command left running dies with it; the range comes back; no caller fd is held" {
+        local out=$BATS_TEST_TMPDIR/out start lock
+        timeout 30 "$SBX" run -- sh -c \
+                'read -r _ s _ </proc/self/uid_map; echo "$s"; sleep 1000 & sleep 5' >"$out" 2>&1 &
+        local pid=$!
+        wait_until 20 [ -s "$out" ] || fail "no output: $(cat "$out")"
+        start=$(head -n1 "$out")
+        [[ $start =~ ^[0-9]+$ ]] || fail "$(cat "$out")"
+        lock=/run/sbx-uidrange/$(printf %08x "$start")
+        # the control: while the command runs its range is held and its sleep runs as it
+        [ -e "$lock" ] || fail "no lock file $lock"
+        [[ $(range_procs "$start") == *sleep* ]] || fail "no sleep under $start: $(range_procs "$start")"
+        wait "$pid" || fail "run failed: $(cat "$out")"
+        wait_until 5 range_released "$lock" "$start" ||
+                fail "left: lock $(ls "$lock" 2>&1) procs $(range_procs "$start") $(sbx_new_procs)"
+        # a pipe read to its end: the background sleep held the caller's stdout until the
+        # teardown killed it, and the cleaner holds none of the caller's fds
+        local t0=$SECONDS got
+        got=$(timeout 20 "$SBX" run -- sh -c 'sleep 1000 & echo hi' | cat)
+        [ "$got" = hi ] || fail "got '$got'"
+        [ $((SECONDS - t0)) -lt 10 ] || fail "the pipe stayed open $((SECONDS - t0)) s"
+}
+
+# A request too big for one message is run on the join path: the CLI itself joins the session's
+# namespaces (its children would be born in the dying pid namespace), so it waits for the end
+# itself, and gives the range back by an fd of the lock directory (by path it named the
+# session's own /run and left the lock file behind).
+@test "run on the join path (a request too big for one message): the range is given back at once" {
+        local big start lock
+        big=$(head -c 100000 /dev/zero | tr '\0' a)
+        sbx_ok run -- sh -c 'read -r _ s _ </proc/self/uid_map; echo "$s"' sh "$big" "$big"
+        start=$output
+        [[ $start =~ ^[0-9]+$ ]] || fail "$output"
+        lock=/run/sbx-uidrange/$(printf %08x "$start")
+        [ ! -e "$lock" ] || fail "lock file $lock left behind"
+        [ -z "$(range_procs "$start")" ] || fail "left: $(range_procs "$start")"
+        [ -z "$(sbx_new_procs)" ] || fail "left: $(sbx_new_procs)"
+}
+
+@test "run --mount returns only once nothing of the session is left" {
+        local d=$BATS_TEST_TMPDIR/vol start lock
+        mkdir "$d"
+        # 300 MB in the session's layer: freeing it keeps the kernel's teardown going for a
+        # while, so that a run that returned before the end would be seen doing so
+        sbx_ok run --mount "$d:/vol" -- sh -c \
+                'read -r _ s _ </proc/self/uid_map; echo "$s"; sleep 1000 >/dev/null 2>&1 &
+                dd if=/dev/zero of=/tmp/fill bs=1M count=300 2>/dev/null'
+        start=$output
+        [[ $start =~ ^[0-9]+$ ]] || fail "$output"
+        lock=/run/sbx-uidrange/$(printf %08x "$start")
+        [ ! -e "$lock" ] || fail "the range is still held"
+        [ -z "$(range_procs "$start")" ] || fail "left: $(range_procs "$start")"
+        [ -z "$(sbx_new_procs)" ] || fail "left: $(sbx_new_procs)"
+}
+
 @test "the subuid user can signal, renice, OOM-adjust and write as a session forced into its range (control)" {
         # an explicit uid_range is honoured as it is: this one is the attacker's own
         SBX_UID_RANGE=$atk_sub:65536 session_with_targets

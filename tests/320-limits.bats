@@ -241,6 +241,9 @@ print("%.3f" % ((time.process_time() - c) / (time.time() - t)))'
         [ "$t1" -gt "$t0" ]
 }
 
+run_cgroups() { find /sys/fs/cgroup -maxdepth 6 -type d -name "$run_cg" 2>/dev/null; }
+run_cgroups_gone() { [ -z "$(run_cgroups)" ]; }
+
 @test "run enforces the limits too, and removes its cgroups" {
         sbx_expect 137 run --json --memory 64M -- "${dd_hog[@]}"
         json '.oom_killed == true' >/dev/null || fail "$output"
@@ -248,10 +251,10 @@ print("%.3f" % ((time.process_time() - c) / (time.time() - t)))'
         if grep -q ':pids:' /proc/self/cgroup; then
                 sbx_ok run --pids 8 -- cat /proc/self/cgroup
                 [[ $output =~ :pids:/sbx/(sb_[0-9a-f]{16}) ]] || fail "$output"
-                local left
-                left=$(find /sys/fs/cgroup -maxdepth 6 -type d -name "${BASH_REMATCH[1]}" \
-                        2>/dev/null)
-                [ -z "$left" ] || fail "left: $left"
+                # run returns with its command; its cleaner (sbx-teardown) removes them
+                # once the kernel has torn the session down
+                run_cg=${BASH_REMATCH[1]}
+                wait_until 5 run_cgroups_gone || fail "left: $(run_cgroups)"
         fi
         sbx_ok run --pids 8 -- python3 -c 'import os, errno, signal
 n = 0

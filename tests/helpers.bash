@@ -23,8 +23,9 @@ bats_require_minimum_version 1.5.0
 
 # The comm names the session's own processes carry (supervisor, session init, per-exec
 # reaper and its spare, set-up helper, egress proxy, stale sweeper, detached commands'
-# keepers); any of them left after a test is a leak.
-sbx_comms=(sbx-supervisor sbx-init sbx-reaper sbx-spare sbx-helper sbx-proxy sbx-sweep sbx-files sbx-keeper)
+# keepers, the cleaner a `run` leaves); any of them left after a test is a leak.
+sbx_comms=(sbx-supervisor sbx-init sbx-reaper sbx-spare sbx-helper sbx-proxy sbx-sweep sbx-files sbx-keeper
+        sbx-teardown)
 
 # The user the unprivileged suites run as, and a second one for the "other user" checks.
 test_user=sbxtest

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shared/util.h"
 #include "cgroup-internal.h"
 
 const char cg_none[1] = "";
@@ -52,6 +53,16 @@ void cgroup_plan_free(struct cgroup_plan *plan)
 void cgroup_session_free(struct cgroup_session *cs)
 {
         clear_paths(&cs->v2, cs->v1, &cs->v1_freezer);
+}
+
+void cgroup_session_close(struct cgroup_session *cs)
+{
+        closep(&cs->v2_init_fd);
+        closep(&cs->v2_parent_fd);
+        for (int k = 0; k < CG_NCTRL; k++)
+                closep(&cs->v1_parent_fd[k]);
+        closep(&cs->v1_freezer_parent_fd);
+        cgroup_session_free(cs);
 }
 
 int cg_owns_from_host(const struct cg_host *h, struct cgroup_owns *owns)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 #include <fcntl.h>
+#include <errno.h>
 #include <grp.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "../net/proxy.h"
 #include "../sandbox/sandbox.h"
 #include "shared/macros.h"
+#include "shared/proctitle.h"
 #include "shared/sync.h"
 #include "shared/syscalls.h"
 #include "shared/util.h"
@@ -65,8 +68,13 @@ void session_ns_close(int ns[SESSION_NS_COUNT])
                 closep(&ns[i]);
 }
 
+/* This process setns()ed into a session's namespaces (the join path of `run`): its children are
+ * born in that pid namespace, which dies with the init (session_kill_detached). */
+static bool joined_a_session;
+
 int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
 {
+        joined_a_session = true;
         for (int i = 0; i < SESSION_NS_COUNT; i++)
                 if (ns[i] >= 0 && setns(ns[i], 0) < 0)
                         return sbx_internal(e, errno, "failed to join the session's %s namespace",
@@ -203,6 +211,71 @@ void session_kill(struct session_proc *p)
         /* Only now: every process that had one of its ids is gone (the proxy, the pid
          * namespace with the init). */
         uid_slot_release(&p->uids);
+}
+
+/* The cleaner of session_kill_detached: off the caller's terminal, pipes and process group. */
+static _Noreturn void teardown(struct session_proc *p, struct cgroup_session *cg)
+{
+        (void)setsid();
+        proctitle_hide("sbx-teardown");
+        (void)signal(SIGINT, SIG_IGN);
+        (void)signal(SIGHUP, SIG_IGN);
+        (void)signal(SIGPIPE, SIG_IGN);
+        sigset_t none;
+        sigemptyset(&none);
+        (void)sigprocmask(SIG_SETMASK, &none, NULL);
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        for (int fd = 0; null >= 0 && fd <= 2; fd++)
+                if (fd != null)
+                        (void)dup2(null, fd);
+        int keep[6 + CG_NCTRL] = {p->pidfd,       p->uids.lock_fd,  p->uids.dir_fd,
+                                  cg->v2_init_fd, cg->v2_parent_fd, cg->v1_freezer_parent_fd};
+        for (int k = 0; k < CG_NCTRL; k++)
+                keep[6 + k] = cg->v1_parent_fd[k];
+        close_all_except(keep, ARRAY_SIZE(keep));
+        /* Readable from the init's exit_notify on, which do_exit reaches after it let go of its
+         * namespaces (exit_task_namespaces, and the mounts' task work) and after every other
+         * process of its pid namespace was reaped (zap_pid_ns_processes). */
+        struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
+        while (poll(&pf, 1, -1) < 0 && errno == EINTR)
+                ;
+        closep(&p->pidfd);
+        p->pid = 0;
+        uid_slot_release(&p->uids);
+        cgroup_session_remove(cg);
+        _exit(0);
+}
+
+void session_kill_detached(struct session_proc *p, struct cgroup_session *cg)
+{
+        proxy_stop(&p->proxy);
+        closep(&p->sync);
+        session_ns_close(p->ns);
+        closep(&p->layer_fd);
+        cgroup_session_kill(cg);
+        pid_t c = -1;
+        /* A cleaner forked after a join would be born in the session's pid namespace, and die
+         * in its teardown: then the wait happens here. */
+        if (p->pid > 0 && p->pidfd >= 0 && !joined_a_session) {
+                (void)sys_pidfd_send_signal(p->pidfd, SIGKILL);
+                /* a child that has exited would hold the init's teardown until the host's
+                 * reaper took it (the dying init waits for every process of its pid ns) */
+                while (waitpid(-1, NULL, WNOHANG) > 0)
+                        ;
+                c = fork();
+        }
+        if (c == 0)
+                teardown(p, cg);
+        if (c < 0) { /* no init, joined, or no process for the wait: wait here */
+                session_kill(p);
+                cgroup_session_remove(cg);
+                return;
+        }
+        /* The cleaner holds the same open files: let go of ours without undoing them. */
+        closep(&p->pidfd);
+        p->pid = 0;
+        uid_slot_forget(&p->uids);
+        cgroup_session_close(cg);
 }
 
 /*

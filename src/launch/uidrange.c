@@ -385,16 +385,13 @@ static int lock_slot(int dirfd, uint32_t first, bool *ret_stale)
         return -EWOULDBLOCK;
 }
 
-static void unlock_slot(uint32_t first, int *fd)
+static void unlock_slot(int dirfd, uint32_t first, int *fd)
 {
         if (*fd < 0)
                 return;
-        _cleanup_close_ int dirfd =
-            open(UIDRANGE_LOCK_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         char name[16];
         snprintf(name, sizeof(name), "%08x", first);
-        if (dirfd >= 0)
-                (void)unlinkat(dirfd, name, 0); /* still locked: nobody holds the file */
+        (void)unlinkat(dirfd, name, 0); /* still locked: nobody holds the file */
         closep(fd);
 }
 
@@ -449,16 +446,17 @@ static int pick_slot(struct uid_slot *s, struct sbx_error *e)
                                                UIDRANGE_LOCK_DIR);
                 int need = stale || dir_made ? 2 : 1;
                 if (scanned < need && (r = mark_procs_shared(dirfd, &busy, need == 2, e)) < 0) {
-                        unlock_slot(first, &fd);
+                        unlock_slot(dirfd, first, &fd);
                         return r;
                 }
                 scanned = scanned > need ? scanned : need;
                 if (uid_busy_test(&busy, i)) {
-                        unlock_slot(first, &fd);
+                        unlock_slot(dirfd, first, &fd);
                         continue;
                 }
                 s->slot = first;
                 s->lock_fd = fd;
+                s->dir_fd = TAKE_FD(dirfd);
                 return 0;
         }
         return sbx_unsupported(e, EAGAIN,
@@ -492,6 +490,14 @@ int uid_slot_take(const struct sbx_config *c, struct uid_slot *ret, struct sbx_e
 
 void uid_slot_release(struct uid_slot *s)
 {
-        unlock_slot(s->slot, &s->lock_fd);
+        unlock_slot(s->dir_fd, s->slot, &s->lock_fd);
+        closep(&s->dir_fd);
+        s->slot = 0;
+}
+
+void uid_slot_forget(struct uid_slot *s)
+{
+        closep(&s->lock_fd); /* flock: held while any fd of the open file is */
+        closep(&s->dir_fd);
         s->slot = 0;
 }

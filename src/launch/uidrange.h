@@ -33,10 +33,11 @@ struct uid_slot {
         uint32_t helper;       /* host uid and gid of the session's host-side helpers; 0: none */
         uint32_t slot;         /* the locked slot's first id; 0: none (not root) */
         int lock_fd;
+        int dir_fd; /* the lock directory: let go by fd, also from inside a session's mount ns */
 };
 #define UID_SLOT_INIT                                                                              \
         {                                                                                          \
-                .lock_fd = -1                                                                      \
+                .lock_fd = -1, .dir_fd = -1                                                        \
         }
 
 /* Pool slots that must not be taken, one bit a slot. */
@@ -65,3 +66,6 @@ void uid_busy_mark_status(struct uid_busy *b, const char *text, size_t len);
 int uid_slot_take(const struct sbx_config *c, struct uid_slot *ret, struct sbx_error *e);
 /* Give the slot back: only once no process of the session is left. */
 void uid_slot_release(struct uid_slot *s);
+/* Let go of this process's hold on the slot without giving it back: a forked process that shares
+ * the lock (its fd, the same open file) gives it back later. */
+void uid_slot_forget(struct uid_slot *s);

@@ -285,8 +285,13 @@ for p in $(cat $CG/deleg/busy/cgroup.procs); do kill "$p"; done
 # ---- sbx run: the same limits without a supervisor --------------------------------------------
 sbx run --read-only --memory 32M -- "${hog[@]}" > /dev/null 2>&1
 code=$?
-# (run has joined the session's user namespace when it ends, so an empty sbx parent below a
-# 0555 cgroup root may stay: the next session's end removes it)
+# (run returns with its command; its cleaner, sbx-teardown, removes the cgroups once the
+# kernel has torn the session down: wait for it, bounded)
+for i in $(seq 50); do
+        [ -z "$(find $CG/sbx -mindepth 1 -type d 2> /dev/null)" ] && break
+        sleep 0.1
+done
+diag "run: cgroups gone after ${i} looks"
 [ "$code" = 137 ] && [ -z "$(find $CG/sbx -mindepth 1 -type d 2> /dev/null)" ]
 t "run --memory 32M: memory hog exit 137, its cgroups removed"
 diag "run: exit $code"
