@@ -146,30 +146,56 @@ state_of() {
 
 # run returns as soon as its command has ended (as bwrap's monitor does); a cleaner,
 # sbx-teardown, waits for the kernel to tear the session down and then gives the range back.
-range_procs() { ps -e -o uid= -o comm= | awk -v u="$1" '$1 == u' | grep -v sbx-teardown; }
-range_released() { [ ! -e "$1" ] && [ -z "$(range_procs "$2")" ] && [ -z "$(sbx_new_procs)" ]; }
+# range_procs START: the live (not zombie) processes with the range's first id as their uid.
+range_procs() { ps -e -o uid= -o stat= -o comm= | awk -v u="$1" '$1 == u && $2 !~ /^Z/'; }
+lock_of() { echo "/run/sbx-uidrange/$(printf %08x "$1")"; }
 
-@test "run: what its command left running dies with it; the range comes back; no caller fd is held" {
-        local out=$BATS_TEST_TMPDIR/out start lock
-        timeout 30 "$SBX" run -- sh -c \
-                'read -r _ s _ </proc/self/uid_map; echo "$s"; sleep 1000 & sleep 5' >"$out" 2>&1 &
-        local pid=$!
-        wait_until 20 [ -s "$out" ] || fail "no output: $(cat "$out")"
-        start=$(head -n1 "$out")
-        [[ $start =~ ^[0-9]+$ ]] || fail "$(cat "$out")"
-        lock=/run/sbx-uidrange/$(printf %08x "$start")
-        # the control: while the command runs its range is held and its sleep runs as it
-        [ -e "$lock" ] || fail "no lock file $lock"
-        [[ $(range_procs "$start") == *sleep* ]] || fail "no sleep under $start: $(range_procs "$start")"
-        wait "$pid" || fail "run failed: $(cat "$out")"
-        wait_until 5 range_released "$lock" "$start" ||
-                fail "left: lock $(ls "$lock" 2>&1) procs $(range_procs "$start") $(sbx_new_procs)"
-        # a pipe read to its end: the background sleep held the caller's stdout until the
-        # teardown killed it, and the cleaner holds none of the caller's fds
+live_teardown() { ps -e -o pid= -o stat= -o comm= | awk '$3 == "sbx-teardown" && $2 !~ /^Z/ { print $1 }'; }
+
+@test "run: the range comes back only once the kernel is done; the cleaner holds no caller fd" {
+        local out=$BATS_TEST_TMPDIR/out start lock tpid fds seen=
+        # 1 GB in the session's /tmp: freeing it keeps the kernel's teardown going for a while
+        # (~0.1 s) after run has returned
+        timeout 60 "$SBX" run --memory 2G --disk 2G -- sh -c 'read -r _ s _ </proc/self/uid_map
+                echo "$s"; dd if=/dev/zero of=/tmp/fill bs=1M count=1000 2>/dev/null' \
+                >"$out" 2>"$BATS_TEST_TMPDIR/err" || fail "run: $(cat "$out" "$BATS_TEST_TMPDIR/err")"
+        start=$(cat "$out")
+        [[ $start =~ ^[0-9]+$ ]] || fail "$start"
+        lock=$(lock_of "$start")
+        # until the lock file goes: whenever it has gone, no process of the range runs
+        local looks=0
+        while [ -e "$lock" ] && [ $looks -lt 5000 ]; do
+                looks=$((looks + 1))
+                [ -z "$seen" ] || continue
+                for tpid in $(live_teardown); do
+                        fds=$(ls -l "/proc/$tpid/fd" 2>/dev/null)
+                        [[ $fds != *"/dev/null"* ]] || seen=$fds
+                done
+        done
+        [ ! -e "$lock" ] || fail "the lock file stayed"
+        [ -z "$(range_procs "$start")" ] || fail "released while running: $(range_procs "$start")"
+        # the control: the teardown was seen at work, with /dev/null and no pipe or file of ours
+        [ -n "$seen" ] || fail "no teardown seen at work in $looks looks: did run wait?"
+        [[ $seen != *pipe:* ]] && [[ $seen != *"$BATS_TEST_TMPDIR"* ]] || fail "teardown fds: $seen"
+        wait_until 5 eval '[ -z "$(sbx_new_procs)" ]' || fail "left: $(sbx_new_procs)"
+        # a pipe read to its end
         local t0=$SECONDS got
-        got=$(timeout 20 "$SBX" run -- sh -c 'sleep 1000 & echo hi' | cat)
+        got=$(timeout 20 "$SBX" run -- echo hi | cat)
         [ "$got" = hi ] || fail "got '$got'"
         [ $((SECONDS - t0)) -lt 10 ] || fail "the pipe stayed open $((SECONDS - t0)) s"
+}
+
+# What the command leaves running would run on until the init kills it, at the end of its own
+# exit (slow in a throttled cpu cgroup): then run waits, so that nothing of the session runs
+# once it has returned.
+@test "run: what its command left running is dead when run returns" {
+        local start
+        sbx_ok run --cpus 0.1 -- sh -c 'read -r _ s _ </proc/self/uid_map; echo "$s"
+                for i in 1 2 3 4 5 6; do (while :; do :; done) >/dev/null 2>&1 & done'
+        start=$output
+        [[ $start =~ ^[0-9]+$ ]] || fail "$output"
+        [ -z "$(range_procs "$start")" ] || fail "still running: $(range_procs "$start")"
+        [ ! -e "$(lock_of "$start")" ] || fail "the range is still held"
 }
 
 # A request too big for one message is run on the join path: the CLI itself joins the session's
@@ -182,7 +208,7 @@ range_released() { [ ! -e "$1" ] && [ -z "$(range_procs "$2")" ] && [ -z "$(sbx_
         sbx_ok run -- sh -c 'read -r _ s _ </proc/self/uid_map; echo "$s"' sh "$big" "$big"
         start=$output
         [[ $start =~ ^[0-9]+$ ]] || fail "$output"
-        lock=/run/sbx-uidrange/$(printf %08x "$start")
+        lock=$(lock_of "$start")
         [ ! -e "$lock" ] || fail "lock file $lock left behind"
         [ -z "$(range_procs "$start")" ] || fail "left: $(range_procs "$start")"
         [ -z "$(sbx_new_procs)" ] || fail "left: $(sbx_new_procs)"

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <linux/nsfs.h>
@@ -69,7 +70,7 @@ void session_ns_close(int ns[SESSION_NS_COUNT])
 }
 
 /* This process setns()ed into a session's namespaces (the join path of `run`): its children are
- * born in that pid namespace, which dies with the init (session_kill_detached). */
+ * born in that pid namespace, which dies with the init (may_detach). */
 static bool joined_a_session;
 
 int session_ns_join(const int ns[SESSION_NS_COUNT], struct sbx_error *e)
@@ -213,65 +214,100 @@ void session_kill(struct session_proc *p)
         uid_slot_release(&p->uids);
 }
 
-/* The cleaner of session_kill_detached: off the caller's terminal, pipes and process group. */
-static _Noreturn void teardown(struct session_proc *p, struct cgroup_session *cg)
+/* The cleaner of session_kill_detached: off the caller's terminal, pipes and process group, and
+ * deaf to the signals a terminal, a caller's group or a service manager's stop send (its work
+ * is bounded: the init is dead or dying). */
+static _Noreturn void teardown(struct session_proc *p, struct cgroup_session *cg,
+                               const sigset_t *mask)
 {
         (void)setsid();
         proctitle_hide("sbx-teardown");
-        (void)signal(SIGINT, SIG_IGN);
-        (void)signal(SIGHUP, SIG_IGN);
-        (void)signal(SIGPIPE, SIG_IGN);
-        sigset_t none;
-        sigemptyset(&none);
-        (void)sigprocmask(SIG_SETMASK, &none, NULL);
+        const int deaf[] = {SIGINT, SIGHUP, SIGPIPE, SIGTERM, SIGQUIT};
+        for (size_t i = 0; i < ARRAY_SIZE(deaf); i++)
+                (void)signal(deaf[i], SIG_IGN);
+        (void)sigprocmask(SIG_SETMASK, mask, NULL);
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-        for (int fd = 0; null >= 0 && fd <= 2; fd++)
+        for (int fd = 0; fd <= 2; fd++)
                 if (fd != null)
-                        (void)dup2(null, fd);
-        int keep[6 + CG_NCTRL] = {p->pidfd,       p->uids.lock_fd,  p->uids.dir_fd,
-                                  cg->v2_init_fd, cg->v2_parent_fd, cg->v1_freezer_parent_fd};
+                        (void)(null >= 0 ? dup2(null, fd) : close(fd));
+        /* the namespaces and the layer too: whoever lets go of them last pays for their
+         * teardown (the mounts, the layer's pages), which must not be the caller */
+        int keep[7 + CG_NCTRL + SESSION_NS_COUNT] = {
+            p->pidfd,       p->uids.lock_fd,  p->uids.dir_fd,          p->layer_fd,
+            cg->v2_init_fd, cg->v2_parent_fd, cg->v1_freezer_parent_fd};
         for (int k = 0; k < CG_NCTRL; k++)
-                keep[6 + k] = cg->v1_parent_fd[k];
+                keep[7 + k] = cg->v1_parent_fd[k];
+        for (int k = 0; k < SESSION_NS_COUNT; k++)
+                keep[7 + CG_NCTRL + k] = p->ns[k];
         close_all_except(keep, ARRAY_SIZE(keep));
         /* Readable from the init's exit_notify on, which do_exit reaches after it let go of its
          * namespaces (exit_task_namespaces, and the mounts' task work) and after every other
-         * process of its pid namespace was reaped (zap_pid_ns_processes). */
+         * process of its pid namespace was reaped (zap_pid_ns_processes). Nothing is given
+         * back before. */
         struct pollfd pf = {.fd = p->pidfd, .events = POLLIN};
-        while (poll(&pf, 1, -1) < 0 && errno == EINTR)
-                ;
+        while (poll(&pf, 1, -1) <= 0 || !pf.revents) {
+                struct timespec ts = {.tv_nsec = 10 * 1000 * 1000};
+                if (errno != EINTR)
+                        (void)nanosleep(&ts, NULL);
+        }
         closep(&p->pidfd);
         p->pid = 0;
+        session_ns_close(p->ns);
+        closep(&p->layer_fd);
         uid_slot_release(&p->uids);
         cgroup_session_remove(cg);
         _exit(0);
+}
+
+/* Whether the init has a child (the command left something running, or a reaper is still on
+ * its way out), by /proc/PID/task/PID/children; true when that cannot be read. */
+static bool init_has_children(pid_t pid)
+{
+        char path[64], c = 0;
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        return fd < 0 || RETRY_EINTR(read(fd, &c, 1)) != 0;
+}
+
+/* Detach only where the caller goes on without anything of the session still running code of
+ * its own, and where the cleaner outlives the caller. */
+static bool may_detach(const struct session_proc *p)
+{
+        /* after a join our children are born in the session's pid namespace, to die with it;
+         * as pid 1 (a container's entry point) the cleaner dies when we return */
+        if (p->pid <= 0 || p->pidfd < 0 || joined_a_session || getpid() == 1)
+                return false;
+        /* What the command left would run on for as long as the init takes to kill it
+         * (zap_pid_ns_processes, at the end of its exit, in a throttled cpu cgroup maybe):
+         * then the wait happens here. Every process of the command descends from the init. */
+        return !init_has_children(p->pid);
 }
 
 void session_kill_detached(struct session_proc *p, struct cgroup_session *cg)
 {
         proxy_stop(&p->proxy);
         closep(&p->sync);
-        session_ns_close(p->ns);
-        closep(&p->layer_fd);
         cgroup_session_kill(cg);
         pid_t c = -1;
-        /* A cleaner forked after a join would be born in the session's pid namespace, and die
-         * in its teardown: then the wait happens here. */
-        if (p->pid > 0 && p->pidfd >= 0 && !joined_a_session) {
+        sigset_t all, old;
+        sigfillset(&all);
+        if (may_detach(p)) {
                 (void)sys_pidfd_send_signal(p->pidfd, SIGKILL);
-                /* a child that has exited would hold the init's teardown until the host's
-                 * reaper took it (the dying init waits for every process of its pid ns) */
-                while (waitpid(-1, NULL, WNOHANG) > 0)
-                        ;
+                /* Signals wait until the cleaner has left the caller's process group. */
+                (void)sigprocmask(SIG_SETMASK, &all, &old);
                 c = fork();
+                if (c == 0)
+                        teardown(p, cg, &old);
+                (void)sigprocmask(SIG_SETMASK, &old, NULL);
         }
-        if (c == 0)
-                teardown(p, cg);
-        if (c < 0) { /* no init, joined, or no process for the wait: wait here */
+        if (c < 0) { /* not detached, or no process for the wait: wait here */
                 session_kill(p);
                 cgroup_session_remove(cg);
                 return;
         }
         /* The cleaner holds the same open files: let go of ours without undoing them. */
+        session_ns_close(p->ns);
+        closep(&p->layer_fd);
         closep(&p->pidfd);
         p->pid = 0;
         uid_slot_forget(&p->uids);

@@ -166,7 +166,7 @@ static int cmp_int(const void *a, const void *b)
 
 void close_all_except(const int *keep, size_t n_keep)
 {
-        int sorted[16];
+        int sorted[32];
         size_t n = 0;
         for (size_t i = 0; i < n_keep && n < ARRAY_SIZE(sorted); i++)
                 if (keep[i] >= 3)

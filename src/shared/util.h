@@ -32,7 +32,7 @@ int proc_state(pid_t pid);
 /* Set FD_CLOEXEC / O_NONBLOCK. */
 int fd_set_nonblock(int fd, bool on);
 
-/* Close every fd >= 3 except those in keep[] (close_range over the gaps). */
+/* Close every fd >= 3 except those in keep[] (at most 32 of them; close_range over the gaps). */
 void close_all_except(const int *keep, size_t n_keep);
 
 /*
