@@ -163,8 +163,8 @@ live_teardown() { ps -e -o pid= -o stat= -o comm= | awk '$3 == "sbx-teardown" &&
         [[ $start =~ ^[0-9]+$ ]] || fail "$start"
         lock=$(lock_of "$start")
         # until the lock file goes: whenever it has gone, no process of the range runs
-        local looks=0
-        while [ -e "$lock" ] && [ $looks -lt 5000 ]; do
+        local looks=0 deadline=$((SECONDS + 20))
+        while [ -e "$lock" ] && [ $SECONDS -lt $deadline ]; do
                 looks=$((looks + 1))
                 [ -z "$seen" ] || continue
                 for tpid in $(live_teardown); do
