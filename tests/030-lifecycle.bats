@@ -138,6 +138,23 @@ host_has_sleep() {
         [ $((e2 - $(date +%s))) -ge 590 ] || fail "connect --ttl 10m: expires in $((e2 - $(date +%s)))s"
 }
 
+# serve's expiresAt: the time itself, so that a second passing while sbx starts cannot move
+# it (it once came back one second late under ASan)
+@test "connect --ttl @SECONDS: the expiry is that second exactly; a past or malformed one: exit 2" {
+        new_session --ttl 1m
+        local at=$(($(date +%s) + 1000)) i
+        for i in 1 2 3; do
+                sbx_ok connect --json --ttl "@$at" "$sid"
+                [ "$(date -d "$(json .expires_at)" +%s)" = "$at" ] || fail "asked $at: $output"
+        done
+        [ "$(json .ttl_seconds)" -le 1000 ] && [ "$(json .ttl_seconds)" -ge 990 ] || fail "$output"
+        sbx_expect 2 connect --ttl "@$(($(date +%s) - 5))" "$sid"
+        [[ $stderr == *"expected @SECONDS of a future time"* ]] || fail "$stderr"
+        sbx_expect 2 connect --ttl "@12x" "$sid"
+        sbx_expect 2 connect --ttl "@" "$sid"
+        sbx_ok connect --json "$sid"
+}
+
 @test "connect really extends the life of a session" {
         new_session --ttl 3s
         sleep 2

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* connect, destroy, list: short clients of a session's supervisor. */
+#include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,7 +83,18 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
                 return cli_finish_error(cli, "connect");
         }
         uint64_t ttl = 0;
-        if (ttl_arg && parse_duration(ttl_arg, &ttl) < 0) {
+        long long at = 0;
+        int end = 0;
+        /* "@EPOCH": until that second, sent as such (serve's expiresAt): a duration counted
+         * here would move by the second that may pass before the supervisor counts it */
+        bool absolute = ttl_arg && ttl_arg[0] == '@';
+        if (absolute && (sscanf(ttl_arg, "@%lld%n", &at, &end) != 1 || ttl_arg[end] ||
+                         !isdigit((unsigned char)ttl_arg[1]) || at <= now_realtime_sec())) {
+                sbx_usage(&cli->err, "invalid --ttl '%s': expected @SECONDS of a future time",
+                          ttl_arg);
+                return cli_finish_error(cli, "connect");
+        }
+        if (ttl_arg && !absolute && parse_duration(ttl_arg, &ttl) < 0) {
                 sbx_usage(&cli->err, "invalid --ttl '%s': expected a duration like 30m", ttl_arg);
                 return cli_finish_error(cli, "connect");
         }
@@ -98,7 +110,11 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
                          argv[optind]);
                 return cli_finish_error(cli, "connect");
         }
-        snprintf(req, sizeof(req), "RENEW %llu", (unsigned long long)(ttl_arg ? ttl : st.ttl_sec));
+        if (absolute)
+                snprintf(req, sizeof(req), "RENEW_AT %lld", at);
+        else
+                snprintf(req, sizeof(req), "RENEW %llu",
+                         (unsigned long long)(ttl_arg ? ttl : st.ttl_sec));
         if (ask(sessfd, req, reply, sizeof(reply), &cli->err) < 0) {
                 if (cli->err.exit_code == EXIT_NO_SESSION)
                         cgroup_reap_stale(rtfd, 0);

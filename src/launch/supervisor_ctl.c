@@ -116,6 +116,7 @@ void supervisor_handle_request(struct supervisor *s, int fd)
         }
         req[n] = '\0';
         unsigned long long ttl;
+        long long at = 0;
         char reply[128];
 
         if (strcmp(req, "EXEC") == 0 || strcmp(req, "HOLD") == 0) {
@@ -129,8 +130,13 @@ void supervisor_handle_request(struct supervisor *s, int fd)
                         send_session_fds(s, fd);
         } else if (strcmp(req, "PING") == 0) {
                 send_reply(fd, "OK");
-        } else if (sscanf(req, "RENEW %llu", &ttl) == 1) {
-                (void)supervisor_arm_ttl(s, (uint64_t)ttl);
+        } else if (sscanf(req, "RENEW %llu", &ttl) == 1 || sscanf(req, "RENEW_AT %lld", &at) == 1) {
+                if (at) { /* until that second: the expiry asked for, not one a second later */
+                        int64_t left = at - now_realtime_sec();
+                        (void)supervisor_arm_ttl(s, left > 0 ? (uint64_t)left : 1);
+                        s->st.expires_at = left > 0 ? at : s->st.expires_at;
+                } else
+                        (void)supervisor_arm_ttl(s, (uint64_t)ttl);
                 /* renewed after it ran out, while commands still run: it goes on */
                 s->expiry_pending = false;
                 (void)session_state_write(s->sessfd, &s->st);

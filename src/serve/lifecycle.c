@@ -248,13 +248,13 @@ static int renew(struct serve_request *rq, struct serve_response *rs)
         if (!ok)
                 return serve_reply_error(rs, 400, "SANDBOX::INVALID_PARAMETER",
                                          "expiresAt must be an RFC 3339 time");
-        int64_t ttl = when - now_realtime_sec();
-        if (ttl < 1)
+        if (when - now_realtime_sec() < 1)
                 return serve_reply_error(rs, 400, "SANDBOX::INVALID_EXPIRATION",
                                          "expiresAt must be in the future");
         _cleanup_buf_ struct buf out = {0}, err = {0};
+        /* the time itself, not a duration from now: `connect` starts later than now */
         char ttl_arg[32];
-        snprintf(ttl_arg, sizeof(ttl_arg), "--ttl=%lld", (long long)ttl);
+        snprintf(ttl_arg, sizeof(ttl_arg), "--ttl=@%lld", (long long)when);
         char *argv[] = {(char *)"connect", (char *)"--json", ttl_arg, (char *)rq->params[0], NULL};
         int code = 0;
         int r = run(rq, argv, &out, &code, &err);
