@@ -199,13 +199,11 @@ static int args_begin(struct cli *cli, struct args *a, int argc, char **argv)
         return args_split(a, argc, argv, &cli->err) < 0 ? -2 : 0;
 }
 
-static int parse_uint(struct cli *cli, const char *opt, const char *s, uint64_t min, uint64_t max,
-                      uint64_t *ret)
+static int option_uint(struct cli *cli, const char *opt, const char *s, uint64_t min, uint64_t max,
+                       uint64_t *ret)
 {
-        char *end;
-        errno = 0;
-        unsigned long long v = strtoull(s, &end, 10);
-        if (!*s || *s < '0' || *s > '9' || *end || errno || v < min || v > max)
+        uint64_t v;
+        if (parse_uint(s, &v) < 0 || v < min || v > max)
                 return sbx_usage(&cli->err,
                                  "invalid %s '%s': expected a number from %" PRIu64 " to %" PRIu64,
                                  opt, s, min, max);
@@ -310,9 +308,9 @@ int cmd_read(struct cli *cli, int argc, char **argv)
 
         while (r == 0 && (r = args_step(cli, &a, &opt)) == 1) {
                 if (opt == OPT_OFFSET)
-                        r = parse_uint(cli, "--offset", optarg, 0, UINT64_MAX / 2, &req.offset);
+                        r = option_uint(cli, "--offset", optarg, 0, UINT64_MAX / 2, &req.offset);
                 else if (opt == OPT_LIMIT)
-                        r = parse_uint(cli, "--limit", optarg, 1, UINT64_MAX / 2, &req.limit);
+                        r = option_uint(cli, "--limit", optarg, 1, UINT64_MAX / 2, &req.limit);
                 else {
                         req.binary = true;
                         r = 0;
@@ -427,11 +425,11 @@ static int grep_option(struct cli *cli, int opt, struct ops_grep_req *req, uint6
                                          optarg);
                 return 0;
         case 'A':
-                return parse_uint(cli, "-A", optarg, 0, OPS_CONTEXT_MAX, &ctx[0]);
+                return option_uint(cli, "-A", optarg, 0, OPS_CONTEXT_MAX, &ctx[0]);
         case 'B':
-                return parse_uint(cli, "-B", optarg, 0, OPS_CONTEXT_MAX, &ctx[1]);
+                return option_uint(cli, "-B", optarg, 0, OPS_CONTEXT_MAX, &ctx[1]);
         case 'C':
-                return parse_uint(cli, "-C", optarg, 0, OPS_CONTEXT_MAX, &ctx[2]);
+                return option_uint(cli, "-C", optarg, 0, OPS_CONTEXT_MAX, &ctx[2]);
         case 'i':
                 req->caseless = true;
                 return 0;

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: MIT */
 /* connect, destroy, list: short clients of a session's supervisor. */
-#include <ctype.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -82,14 +81,12 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
                                   argv[optind + 1]);
                 return cli_finish_error(cli, "connect");
         }
-        uint64_t ttl = 0;
-        long long at = 0;
-        int end = 0;
+        uint64_t ttl = 0, at = 0;
         /* "@EPOCH": until that second, sent as such (serve's expiresAt): a duration counted
          * here would move by the second that may pass before the supervisor counts it */
         bool absolute = ttl_arg && ttl_arg[0] == '@';
-        if (absolute && (sscanf(ttl_arg, "@%lld%n", &at, &end) != 1 || ttl_arg[end] ||
-                         !isdigit((unsigned char)ttl_arg[1]) || at <= now_realtime_sec())) {
+        if (absolute && (parse_uint(ttl_arg + 1, &at) < 0 || at > INT64_MAX ||
+                         (int64_t)at <= now_realtime_sec())) {
                 sbx_usage(&cli->err, "invalid --ttl '%s': expected @SECONDS of a future time",
                           ttl_arg);
                 return cli_finish_error(cli, "connect");
@@ -111,7 +108,7 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
                 return cli_finish_error(cli, "connect");
         }
         if (absolute)
-                snprintf(req, sizeof(req), "RENEW_AT %lld", at);
+                snprintf(req, sizeof(req), "RENEW_AT %llu", (unsigned long long)at);
         else
                 snprintf(req, sizeof(req), "RENEW %llu",
                          (unsigned long long)(ttl_arg ? ttl : st.ttl_sec));

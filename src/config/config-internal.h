@@ -138,7 +138,6 @@ int config_load_ini(struct sbx_config *c, const char *path, bool optional, const
                     char *const *envp, struct sbx_error *e);
 
 /* units.c */
-int parse_uint(const char *s, uint64_t *ret); /* decimal digits only; -ERANGE on overflow */
 int parse_bool(const char *s, bool *ret);
 int parse_cpus(const char *s, uint64_t *ret_milli); /* "0.5" -> 500, up to 3 decimals */
 int parse_uid_range(const char *s, uint32_t *ret_start, uint32_t *ret_count);

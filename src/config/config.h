@@ -139,6 +139,7 @@ int config_apply_flag(struct sbx_config *c, const char *flag, const char *value,
 /* Validation helpers shared with the CLI (exec -e, exec -t, --max-output). */
 int parse_size(const char *s, uint64_t *ret);         /* bytes, K/M/G/T suffix, powers of 1024 */
 int parse_duration(const char *s, uint64_t *ret_sec); /* seconds, or s/m/h suffix */
+int parse_uint(const char *s, uint64_t *ret);         /* decimal digits only; -ERANGE on overflow */
 int parse_env_assignment(const char *s);              /* 0 if "K=V" with a valid K */
 /* One --allow-host entry: NULL with *ret the lowercased entry (caller frees), or the reason. */
 const char *allow_entry_check(const char *s, char **ret);

@@ -105,6 +105,26 @@ static void handle_pause(struct supervisor *s, int fd, bool pause)
         send_reply(fd, reply);
 }
 
+/* "RENEW <sec>" or "RENEW_AT <epoch>" (connect --ttl @SECONDS): the ttl to arm, and for the
+ * latter the expiry to report, that second itself rather than one the client's start may have
+ * moved (0: now + ttl; a time already past renews for one second). */
+static bool parse_renew(const char *req, uint64_t *ttl, int64_t *until)
+{
+        unsigned long long sec;
+        long long at;
+        *until = 0;
+        if (sscanf(req, "RENEW %llu", &sec) == 1) {
+                *ttl = sec;
+                return true;
+        }
+        if (sscanf(req, "RENEW_AT %lld", &at) != 1)
+                return false;
+        int64_t left = at - now_realtime_sec();
+        *ttl = left > 0 ? (uint64_t)left : 1;
+        *until = left > 0 ? at : 0;
+        return true;
+}
+
 void supervisor_handle_request(struct supervisor *s, int fd)
 {
         char req[1024];
@@ -115,8 +135,8 @@ void supervisor_handle_request(struct supervisor *s, int fd)
                 return;
         }
         req[n] = '\0';
-        unsigned long long ttl;
-        long long at = 0;
+        uint64_t ttl;
+        int64_t until;
         char reply[128];
 
         if (strcmp(req, "EXEC") == 0 || strcmp(req, "HOLD") == 0) {
@@ -130,13 +150,10 @@ void supervisor_handle_request(struct supervisor *s, int fd)
                         send_session_fds(s, fd);
         } else if (strcmp(req, "PING") == 0) {
                 send_reply(fd, "OK");
-        } else if (sscanf(req, "RENEW %llu", &ttl) == 1 || sscanf(req, "RENEW_AT %lld", &at) == 1) {
-                if (at) { /* until that second: the expiry asked for, not one a second later */
-                        int64_t left = at - now_realtime_sec();
-                        (void)supervisor_arm_ttl(s, left > 0 ? (uint64_t)left : 1);
-                        s->st.expires_at = left > 0 ? at : s->st.expires_at;
-                } else
-                        (void)supervisor_arm_ttl(s, (uint64_t)ttl);
+        } else if (parse_renew(req, &ttl, &until)) {
+                (void)supervisor_arm_ttl(s, ttl);
+                if (until)
+                        s->st.expires_at = until;
                 /* renewed after it ran out, while commands still run: it goes on */
                 s->expiry_pending = false;
                 (void)session_state_write(s->sessfd, &s->st);
