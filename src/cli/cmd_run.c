@@ -171,13 +171,7 @@ static int run_in_new_session(const struct sbx_config *c, const struct exec_requ
          * with host paths mounted in: the caller may act on them once we return (unmount one,
          * detach its device), which the session's mounts must no longer hold. A failed run
          * leaves nothing by the time it reports. */
-        if (r == 0 && c->n_mounts == 0) {
-                session_kill_detached(&p, &cg);
-        } else {
-                cgroup_session_kill(&cg);
-                session_kill(&p);
-                cgroup_session_remove(&cg);
-        }
+        session_end(&p, &cg, r == 0 && c->n_mounts == 0);
         strv_freep(&st.env);
         return r;
 }

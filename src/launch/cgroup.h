@@ -155,7 +155,7 @@ void cgroup_session_remove(struct cgroup_session *cs);
 /* Free cs's strings (for _cleanup_: the cgroups and fds are left as they are). */
 void cgroup_session_free(struct cgroup_session *cs);
 /* Close cs's fds and free its strings, leaving the cgroups to another process that has the same
- * fds (a forked cleaner: session_kill_detached). */
+ * fds (a forked cleaner: session_end). */
 void cgroup_session_close(struct cgroup_session *cs);
 
 /*

@@ -85,14 +85,16 @@ int volumes_send(const struct sbx_config *c, pid_t init, int sync_fd, struct sbx
  * uid range back. */
 void session_kill(struct session_proc *p);
 /*
- * The same at the end of a `run`, without waiting for the kernel's teardown of the session (its
- * mounts, its pid namespace): the proxy is stopped and the init (and cg's v2 cgroup) killed here,
- * then a forked cleaner, sbx-teardown (its own session, stdio on /dev/null), waits until the
- * init has exited, gives the uid range back and removes cg's cgroups. The caller goes on at
- * once, as bwrap's monitor returns when the command ends, not when pid 1 is gone. Without a
- * live init, or when fork fails, it all happens here (session_kill). cg is closed either way.
+ * The end of a `run`: session_kill and the removal of cg's cgroups. With may_return, and where
+ * nothing of the session would run on or die with the caller (the init has no child, the
+ * caller never joined the session, it is not pid 1), without waiting for the kernel's teardown
+ * (the mounts, the pid namespace): the init (and cg's v2 cgroup) is killed here, then a forked
+ * cleaner, sbx-teardown (its own session, stdio on /dev/null), waits until the init has
+ * exited, gives the uid range back and removes the cgroups, as bwrap's monitor returns when
+ * the command ends, not when pid 1 is gone. Otherwise, or when fork fails, it all happens here.
+ * cg is closed either way.
  */
-void session_kill_detached(struct session_proc *p, struct cgroup_session *cg);
+void session_end(struct session_proc *p, struct cgroup_session *cg, bool may_return);
 
 /*
  * Create a detached session: runtime entries, supervisor, init. Fills *st on success, and

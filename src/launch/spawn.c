@@ -214,7 +214,7 @@ void session_kill(struct session_proc *p)
         uid_slot_release(&p->uids);
 }
 
-/* The cleaner of session_kill_detached: off the caller's terminal, pipes and process group, and
+/* The cleaner of session_end: off the caller's terminal, pipes and process group, and
  * deaf to the signals a terminal, a caller's group or a service manager's stop send (its work
  * is bounded: the init is dead or dying). */
 static _Noreturn void teardown(struct session_proc *p, struct cgroup_session *cg,
@@ -283,7 +283,7 @@ static bool may_detach(const struct session_proc *p)
         return !init_has_children(p->pid);
 }
 
-void session_kill_detached(struct session_proc *p, struct cgroup_session *cg)
+void session_end(struct session_proc *p, struct cgroup_session *cg, bool may_return)
 {
         proxy_stop(&p->proxy);
         closep(&p->sync);
@@ -291,7 +291,7 @@ void session_kill_detached(struct session_proc *p, struct cgroup_session *cg)
         pid_t c = -1;
         sigset_t all, old;
         sigfillset(&all);
-        if (may_detach(p)) {
+        if (may_return && may_detach(p)) {
                 (void)sys_pidfd_send_signal(p->pidfd, SIGKILL);
                 /* Signals wait until the cleaner has left the caller's process group. */
                 (void)sigprocmask(SIG_SETMASK, &all, &old);
