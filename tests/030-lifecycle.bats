@@ -175,14 +175,36 @@ host_has_sleep() {
         [[ $stderr == "sbx: "* ]] || fail "no 'sbx: ' message: $stderr"
 }
 
-@test "destroy kills every process of the session before it returns" {
+# user_ticks PID: the process's user CPU time (clock ticks), nothing once it is gone or a zombie.
+user_ticks() { awk '$3 != "Z" && $3 != "X" { print $14 }' "/proc/$1/stat" 2>/dev/null || true; }
+
+# destroy answers once cgroup.kill has given every process its SIGKILL, past which none runs
+# code of its own; the kernel's teardown (the processes' exit, the namespaces, the cgroups, the
+# uid range) ends soon after.
+@test "destroy: once it returns no process of the session runs; soon nothing is left" {
         new_session
-        local m
+        local m pid start a b
         m=$(marker)
-        sbx_ok exec "$sid" sh -c "sleep $m >/dev/null 2>&1 &"
-        wait_until 5 host_has_sleep "$m" || fail "the background sleep never ran"
+        sbx_ok exec "$sid" sh -c 'read -r _ s _ </proc/self/uid_map; echo "$s"'
+        start=$output
+        [[ $start =~ ^[0-9]+$ ]] || fail "$output"
+        sbx_ok exec "$sid" sh -c "sh -c 'while :; do :; done # $m' >/dev/null 2>&1 &"
+        wait_until 5 pgrep -f "done # $m\$" >/dev/null || fail "the busy loop never ran"
+        pid=$(pgrep -f "done # $m\$")
+        # the control: the loop's user time grows while the session lives
+        a=$(user_ticks "$pid")
+        sleep 0.3
+        b=$(user_ticks "$pid")
+        [ -n "$a" ] && [ -n "$b" ] && [ "$b" -gt "$a" ] || fail "the control: ticks '$a' '$b'"
+        [ -e "/run/sbx-uidrange/$(printf %08x "$start")" ] || fail "no lock file for $start"
         sbx_ok destroy "$sid"
-        ! host_has_sleep "$m" || fail "sleep $m survived destroy"
+        a=$(user_ticks "$pid")
+        sleep 0.3
+        b=$(user_ticks "$pid")
+        [ -z "$b" ] || [ "$b" = "$a" ] || fail "the loop ran on after destroy: ticks '$a' '$b'"
+        wait_until 5 eval '! pgrep -f "done # $m\$" >/dev/null' || fail "the loop survived"
+        wait_until 5 eval '[ ! -e "/run/sbx-uidrange/$(printf %08x "$start")" ]' ||
+                fail "the uid range $start stayed taken"
 }
 
 @test "destroy takes several ids and names" {

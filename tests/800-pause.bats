@@ -138,7 +138,7 @@ start_counter() {
         local cg
         cg=$(state_key cgroup)
         sbx_ok destroy paused-one
-        [ ! -e "$cg" ] || fail "the session's cgroup is left: $cg"
+        wait_until 5 eval '[ ! -e "$cg" ]' || fail "the session's cgroup is left: $cg"
         sbx_expect 3 pause paused-one
 }
 
@@ -259,12 +259,12 @@ v1_state() {
         cg=$(state_key cgroup_v1_freezer)
         [ "$(v1_state)" = FROZEN ]
         sbx_ok destroy "$sid"
-        [ ! -e "$cg" ] || fail "the session's freezer cgroup is left: $cg"
+        wait_until 5 eval '[ ! -e "$cg" ]' || fail "the session's freezer cgroup is left: $cg"
         v1_session --ttl 2s
         cg=$(state_key cgroup_v1_freezer)
         sbx_ok pause "$sid"
         wait_until 15 sh -c "! [ -e '$SBX_RUNTIME_DIR/$sid' ]" ||
                 fail "the paused session did not expire"
-        [ ! -e "$cg" ] || fail "the expired session's freezer cgroup is left: $cg"
+        wait_until 5 eval '[ ! -e "$cg" ]' || fail "the expired session's freezer cgroup is left: $cg"
         sbx_expect 3 resume "$sid"
 }

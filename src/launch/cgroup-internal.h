@@ -73,7 +73,7 @@ int cg_v2_prepare(const struct cg_host *h, const struct sbx_config *c, unsigned 
 int cg_v2_make_parent(const char *parent, unsigned mask);
 int cg_v2_session_create(const char *parent, unsigned mask, const struct sbx_config *c,
                          const char *id, struct cgroup_session *cs, struct sbx_error *e);
-void cg_v2_kill(int parent_fd, const char *id);
+bool cg_v2_kill(int parent_fd, const char *id);
 /* Remove <parent>/<id>'s leaves and itself (waiting until it is empty), then the parent when
  * it is empty. */
 int cg_v2_remove(int parent_fd, const char *id);

@@ -512,10 +512,9 @@ void cg_remove_parent(int parent_fd)
                 (void)unlinkat(own, "sbx", AT_REMOVEDIR); /* EBUSY, ENOTEMPTY: in use */
 }
 
-void cgroup_session_kill(const struct cgroup_session *cs)
+bool cgroup_session_kill(const struct cgroup_session *cs)
 {
-        if (cs->v2_parent_fd >= 0 && cs->v2[0])
-                cg_v2_kill(cs->v2_parent_fd, base(cs->v2));
+        return cs->v2_parent_fd >= 0 && cs->v2[0] && cg_v2_kill(cs->v2_parent_fd, base(cs->v2));
 }
 
 void cgroup_session_remove(struct cgroup_session *cs)

@@ -146,8 +146,9 @@ int cgroup_session_attach_freezer(const struct cgroup_session *cs, pid_t pid, st
  * earlier controller. On failure none stays open. */
 int cgroup_session_open_v1_tasks(const struct cgroup_session *cs, int fds[CG_NCTRL],
                                  struct sbx_error *e);
-/* cgroup.kill (v2): every process of the session, at once. No-op without v2. Works by fd. */
-void cgroup_session_kill(const struct cgroup_session *cs);
+/* cgroup.kill (v2): every process of the session, at once. Works by fd. true: done (every
+ * process has its SIGKILL); false without v2 or cgroup.kill. */
+bool cgroup_session_kill(const struct cgroup_session *cs);
 /* Wait (bounded) until the session's cgroups are empty, remove them, and the parents when
  * empty; closes the fds and frees the paths. The session's processes must be dead or dying.
  * Works by fd. */

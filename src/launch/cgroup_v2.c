@@ -206,14 +206,13 @@ int cg_v2_session_create(const char *parent, unsigned mask, const struct sbx_con
         return r;
 }
 
-void cg_v2_kill(int parent_fd, const char *id)
+bool cg_v2_kill(int parent_fd, const char *id)
 {
         /* Linux 5.14+; before that the init's death takes the pid namespace with it. */
         char p[64];
         snprintf(p, sizeof(p), "%s/cgroup.kill", id);
         _cleanup_close_ int fd = openat(parent_fd, p, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
-        if (fd >= 0)
-                (void)write_all(fd, "1", 1);
+        return fd >= 0 && write_all(fd, "1", 1) == 0;
 }
 
 /* Until cgroup.events says "populated 0" (the kernel signals changes with POLLPRI). */

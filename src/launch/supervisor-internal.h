@@ -43,6 +43,9 @@ static inline int epoll_add(int epfd, int fd)
 /* supervisor.c */
 /* (Re)start the TTL at ttl_sec from now (0: none) and set st's expiry. 0 or -errno. */
 int supervisor_arm_ttl(struct supervisor *s, uint64_t ttl_sec);
+/* Kill everything of the session; true: nothing of it runs and it is out of the runtime dir,
+ * answer now (supervisor_teardown still follows). */
+bool supervisor_stop(struct supervisor *s);
 /* Kill and remove everything of the session; the caller exits after. */
 void supervisor_teardown(struct supervisor *s);
 /* Audit the end (reason, detail may be NULL), tear down and _exit(0). */

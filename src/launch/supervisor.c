@@ -192,16 +192,42 @@ static void proxy_ended(struct supervisor *s)
                 (void)epoll_add(s->epfd, fd); /* a spurious wake-up: it still runs */
 }
 
-/* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
- * namespace), its cgroups, its runtime entries. */
-void supervisor_teardown(struct supervisor *s)
+static void leave_runtime_dir(struct supervisor *s)
 {
-        cgroup_session_kill(&s->cg);
-        cgroup_session_thaw(&s->cg); /* a paused session ends like any other */
-        session_kill(&s->init);
-        cgroup_session_remove(&s->cg);
         runtime_name_release(s->rtfd, s->st.name, s->st.id);
         runtime_remove_session(s->rtfd, s->st.id);
+}
+
+/*
+ * destroy's first half (supervisor_ctl.c): true when, on return, nothing of the session runs
+ * code any more and nothing names it in the runtime dir (its name is free), so the caller may
+ * be answered before the kernel's teardown. cgroup.kill has given every process of the
+ * session a SIGKILL, which no process runs user code past. false: without it (no cgroup v2,
+ * a kernel before 5.14) only the init's death takes its pid namespace with it, and with
+ * volumes no mount of the session may still hold a host file system when the caller goes on
+ * (as `run`): supervisor_teardown first.
+ */
+bool supervisor_stop(struct supervisor *s)
+{
+        bool killed = cgroup_session_kill(&s->cg);
+        cgroup_session_thaw(&s->cg); /* a paused session ends like any other */
+        if (!killed || s->cfg->n_mounts > 0)
+                return false;
+        proxy_stop(&s->init.proxy);
+        leave_runtime_dir(s);
+        return true;
+}
+
+/* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
+ * namespace), its cgroups, its uid range, and last its runtime entries: once they are gone,
+ * so is everything else (the TTL's and a dead init's end). */
+void supervisor_teardown(struct supervisor *s)
+{
+        (void)cgroup_session_kill(&s->cg);
+        cgroup_session_thaw(&s->cg);
+        session_kill(&s->init);
+        cgroup_session_remove(&s->cg);
+        leave_runtime_dir(s);
 }
 
 /* The end of a session, whatever the reason: nothing of it is left afterwards. */

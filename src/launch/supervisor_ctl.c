@@ -182,8 +182,15 @@ void supervisor_handle_request(struct supervisor *s, int fd)
                 handle_pause(s, fd, req[0] == 'P');
         } else if (strcmp(req, "DESTROY") == 0) {
                 audit_end(s->auditfd, s->st.id, "destroyed", NULL);
+                /* The answer once nothing of the session runs and its name is free; the
+                 * kernel's teardown of what it leaves (its pid namespace, mounts and cgroups)
+                 * goes on after it, ~1-2 ms here, under the uid range's lock. */
+                bool answered = supervisor_stop(s);
+                if (answered)
+                        send_reply(fd, "OK");
                 supervisor_teardown(s);
-                send_reply(fd, "OK");
+                if (!answered)
+                        send_reply(fd, "OK");
                 _exit(0);
         } else {
                 send_reply(fd, "ERR unknown request");

@@ -39,6 +39,17 @@ t() {
 }
 sbx() { timeout 120 "$SBX" "$@"; }
 state_key() { sed -n "s/^$2=//p" "$SBX_RUNTIME_DIR/$1/state"; }
+# within CONDITION: true once the shell condition holds, looking every 0.1 s for 5 s. destroy
+# answers once every process of the session has its SIGKILL (cgroup.kill); their exit and the
+# removal of the cgroups follow within milliseconds.
+within() {
+        local i
+        for i in $(seq 50); do
+                eval "$1" && return 0
+                sleep 0.1
+        done
+        return 1
+}
 # The first number after "KEY " in a flat-keyed cgroup file.
 cg_key() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 
@@ -179,10 +190,10 @@ bg=$(find "$cg" -name cgroup.procs -path '*exec-*' -exec cat {} + | head -1)
 [ -n "$bg" ] && kill -0 "$bg"
 t "a background process outlives its exec in its own leaf"
 sbx destroy "$id"
-! kill -0 "$bg" 2>/dev/null
-t "destroy: the background process is dead"
-[ ! -e "$cg" -a ! -e $CG/sbx ]
-t "destroy: the session's cgroup and the sbx parent are gone"
+within '! kill -0 "$bg" 2>/dev/null'
+t "destroy: the background process is dead (within 5 s)"
+within '[ ! -e "$cg" -a ! -e $CG/sbx ]'
+t "destroy: the session's cgroup and the sbx parent are gone (within 5 s)"
 
 id=$(sbx create --read-only --memory 32M)
 cg=$(state_key "$id" cgroup)
@@ -266,8 +277,8 @@ code=$?
 [ "$code" = 137 ]
 t "the memory limit holds there too (exit 137)"
 sbx destroy "$id"
-[ ! -e "$leaf/sbx" ]
-t "destroy: leaf/sbx is gone"
+within '[ ! -e "$leaf/sbx" ]'
+t "destroy: leaf/sbx is gone (within 5 s)"
 
 # Another process in the leaf: cgroup v2 cannot enable controllers there; sbx must say so and
 # leave everything as it was.
