@@ -168,6 +168,12 @@ void cgroup_session_close(struct cgroup_session *cs);
 int cgroup_session_freeze(const struct cgroup_session *cs, bool freeze);
 /* Thaw without waiting (teardown, after cgroup.kill: a frozen task dies on SIGKILL anyway). */
 void cgroup_session_thaw(const struct cgroup_session *cs);
+/*
+ * The end of a session's processes: its v2 cgroup frozen (not waited for), cgroup.kill, and its
+ * v1 freezer thawed. true when both v2 writes were done: no process of the session runs code
+ * any more (each has its SIGKILL, or is frozen until the init's death kills it). Works by fd.
+ */
+bool cgroup_session_end(const struct cgroup_session *cs);
 /* Client side, from a session's state: 1 when its cgroup is frozen (paused; v1: FROZEN or
  * FREEZING), 0 when not or when it has no freezer, -errno when that cannot be read. */
 int cgroup_state_frozen(const struct session_state *st);

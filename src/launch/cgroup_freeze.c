@@ -145,6 +145,21 @@ void cgroup_session_thaw(const struct cgroup_session *cs)
                 (void)v1_write(v1, "THAWED");
 }
 
+bool cgroup_session_end(const struct cgroup_session *cs)
+{
+        /* Frozen before the kill, and never thawed again (a SIGKILL ends a v2 frozen task): a
+         * child forked while the kill walks the cgroup, which kernels before the fix of that
+         * race (upstream, 2025) may leave without its SIGKILL, is born frozen, and runs nothing
+         * until the init's death takes its pid namespace. */
+        _cleanup_close_ int cgfd = open_session_cgroup(cs);
+        bool frozen = cgfd >= 0 && write_freeze(cgfd, true) == 0;
+        bool killed = cgroup_session_kill(cs);
+        _cleanup_close_ int v1 = v1_open(cs);
+        if (v1 >= 0)
+                (void)v1_write(v1, "THAWED"); /* a v1 frozen task does not die before */
+        return frozen && killed;
+}
+
 int cgroup_state_frozen(const struct session_state *st)
 {
         _cleanup_(cgroup_session_free) struct cgroup_session cs = CGROUP_SESSION_INIT;

@@ -198,36 +198,44 @@ static void leave_runtime_dir(struct supervisor *s)
         runtime_remove_session(s->rtfd, s->st.id);
 }
 
+/* The session holds host files that its caller may want back at once: a volume (as `run`), an
+ * image's layers (`image rm`), a --rootfs directory. */
+static bool holds_host_files(const struct sbx_config *c)
+{
+        return c->n_mounts > 0 || c->image || c->image_lock_fd >= 0 ||
+               (c->rootfs && strcmp(c->rootfs, "host") != 0);
+}
+
 /*
- * destroy's first half (supervisor_ctl.c): true when, on return, nothing of the session runs
- * code any more and nothing names it in the runtime dir (its name is free), so the caller may
- * be answered before the kernel's teardown. cgroup.kill has given every process of the
- * session a SIGKILL, which no process runs user code past. false: without it (no cgroup v2,
- * a kernel before 5.14) only the init's death takes its pid namespace with it, and with
- * volumes no mount of the session may still hold a host file system when the caller goes on
- * (as `run`): supervisor_teardown first.
+ * destroy's first half (supervisor_ctl.c): true when, on return, no process of the session runs
+ * code any more (cgroup_session_end) and nothing names it in the runtime dir (its name is
+ * free), so the caller may be answered before the kernel's teardown. false, and the answer
+ * waits for supervisor_teardown: without cgroup v2's freeze and kill (only the init's death
+ * then takes its pid namespace with it); while an exec or file command joins the session (its
+ * first process starts outside the session's cgroup and clones the next into it); or while
+ * the session holds host files (holds_host_files).
  */
 bool supervisor_stop(struct supervisor *s)
 {
-        bool killed = cgroup_session_kill(&s->cg);
-        cgroup_session_thaw(&s->cg); /* a paused session ends like any other */
-        if (!killed || s->cfg->n_mounts > 0)
+        if (!cgroup_session_end(&s->cg) || s->busy > 0 || holds_host_files(s->cfg))
                 return false;
         proxy_stop(&s->init.proxy);
         leave_runtime_dir(s);
         return true;
 }
 
-/* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
+/* Everything of the session goes: its processes (cgroup_session_end, then the init with its pid
  * namespace), its cgroups, its uid range, and last its runtime entries: once they are gone,
  * so is everything else (the TTL's and a dead init's end). */
 void supervisor_teardown(struct supervisor *s)
 {
-        (void)cgroup_session_kill(&s->cg);
-        cgroup_session_thaw(&s->cg);
+        (void)cgroup_session_end(&s->cg);
         session_kill(&s->init);
         cgroup_session_remove(&s->cg);
         leave_runtime_dir(s);
+        /* the image's shared lock, before any answer: `image rm` right after `destroy` */
+        if (s->cfg->image_lock_fd >= 0)
+                (void)close(s->cfg->image_lock_fd);
 }
 
 /* The end of a session, whatever the reason: nothing of it is left afterwards. */
