@@ -207,6 +207,40 @@ user_ticks() { awk '$3 != "Z" && $3 != "X" { print $14 }' "/proc/$1/stat" 2>/dev
                 fail "the uid range $start stayed taken"
 }
 
+# bind_host PORT: can a host process bind 127.0.0.1:PORT now?
+bind_host() {
+        python3 -c 'import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null
+}
+
+# With --net host a session's sockets are the host's: destroy answers only once the processes
+# have closed them (a process frees its memory before its files: 600 MB here).
+@test "destroy of a --net host session: its listening port is free when destroy returns" {
+        local port
+        port=$(free_port)
+        new_session --net host --memory 1G
+        sbx_ok exec -d "$sid" python3 -c 'import socket, sys, time
+b = bytearray(600 << 20)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen()
+time.sleep(1000)' "$port"
+        # the control: the port is taken while the session lives
+        wait_until 10 eval '! bind_host "$port"' || fail "the session never listened on $port"
+        # destroy, then bind at once from the same process (a new python takes ~20 ms)
+        _expect 0 python3 -c 'import socket, subprocess, sys
+subprocess.run([sys.argv[1], "destroy", sys.argv[2]], check=True)
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    s.bind(("127.0.0.1", int(sys.argv[3])))
+except OSError as e:
+    sys.exit("port still taken when destroy returned: %s" % e)' "$SBX" "$sid" "$port"
+}
+
 @test "destroy takes several ids and names" {
         new_session
         local a=$sid

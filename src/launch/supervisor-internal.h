@@ -32,6 +32,7 @@ struct supervisor {
         bool client[MAX_CLIENTS];    /* indexed by fd: an accepted ctl connection */
         struct netpolicy net;        /* the allow list in force (sbx net) */
         bool window_open;            /* the package index is admitted until #4 */
+        bool ended_frozen;           /* supervisor_stop froze and killed it, and answered */
 };
 
 static inline int epoll_add(int epfd, int fd)

@@ -198,44 +198,53 @@ static void leave_runtime_dir(struct supervisor *s)
         runtime_remove_session(s->rtfd, s->st.id);
 }
 
-/* The session holds host files that its caller may want back at once: a volume (as `run`), an
- * image's layers (`image rm`), a --rootfs directory. */
-static bool holds_host_files(const struct sbx_config *c)
+/* The session holds host things its caller may want back at once: a volume (as `run`), an
+ * image's layers (`image rm`), a --rootfs directory, or, with --net host, sockets of the host's
+ * network (a port is free only once its process has passed exit_files, after freeing its
+ * memory: with 600 MB, a bind right after an early answer failed 6 times in 6). */
+static bool holds_host_things(const struct sbx_config *c)
 {
-        return c->n_mounts > 0 || c->image || c->image_lock_fd >= 0 ||
+        return c->n_mounts > 0 || c->image || c->image_lock_fd >= 0 || c->net == SBX_NET_HOST ||
                (c->rootfs && strcmp(c->rootfs, "host") != 0);
 }
 
 /*
  * destroy's first half (supervisor_ctl.c): true when, on return, no process of the session runs
  * code any more (cgroup_session_end) and nothing names it in the runtime dir (its name is
- * free), so the caller may be answered before the kernel's teardown. false, and the answer
- * waits for supervisor_teardown: without cgroup v2's freeze and kill (only the init's death
- * then takes its pid namespace with it); while an exec or file command joins the session (its
- * first process starts outside the session's cgroup and clones the next into it); or while
- * the session holds host files (holds_host_files).
+ * free), so the caller may be answered before the kernel's teardown. false (and nothing done),
+ * and the answer waits for supervisor_teardown: while an exec or file command joins the session
+ * (its first process starts outside the session's cgroup and clones the next into it); while
+ * the session holds host things (holds_host_things); without cgroup v2's freeze and kill (only
+ * the init's death then takes its pid namespace with it).
  */
 bool supervisor_stop(struct supervisor *s)
 {
-        if (!cgroup_session_end(&s->cg) || s->busy > 0 || holds_host_files(s->cfg))
+        if (s->busy > 0 || holds_host_things(s->cfg) || !cgroup_session_end(&s->cg))
                 return false;
+        s->ended_frozen = true;
         proxy_stop(&s->init.proxy);
         leave_runtime_dir(s);
         return true;
 }
 
-/* Everything of the session goes: its processes (cgroup_session_end, then the init with its pid
+/* Everything of the session goes: its processes (cgroup.kill, then the init with its pid
  * namespace), its cgroups, its uid range, and last its runtime entries: once they are gone,
  * so is everything else (the TTL's and a dead init's end). */
 void supervisor_teardown(struct supervisor *s)
 {
-        (void)cgroup_session_end(&s->cg);
+        /* Thawed after the kill, as a session that still has its entry must not look paused
+         * (exec's "session is paused") while it ends; frozen by supervisor_stop, it stays so
+         * until the init's death (cgroup_session_end says why). */
+        if (!s->ended_frozen) {
+                (void)cgroup_session_kill(&s->cg);
+                cgroup_session_thaw(&s->cg); /* a paused session ends like any other */
+        }
         session_kill(&s->init);
         cgroup_session_remove(&s->cg);
-        leave_runtime_dir(s);
         /* the image's shared lock, before any answer: `image rm` right after `destroy` */
         if (s->cfg->image_lock_fd >= 0)
                 (void)close(s->cfg->image_lock_fd);
+        leave_runtime_dir(s);
 }
 
 /* The end of a session, whatever the reason: nothing of it is left afterwards. */
