@@ -449,3 +449,40 @@ except OSError as e:
         no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
         new_session --name keep-free
 }
+
+@test "a subreaper caller adopts the session's processes only to reap them" {
+        # What CONTRACT.md's "Lifetime" says: the supervisor (and for run the cleaner and the
+        # init) outlive the call and are reaped by the nearest subreaper. Here the caller is
+        # one: everything it adopted must be dead within 5 s of destroy / run returning, and
+        # the supervisor's adoption is the control that the test sees adopted processes at all.
+        _expect 0 python3 -c 'import ctypes, os, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+sbx = os.environ["SBX"]
+subprocess.run([sbx, "run", "--", "true"], check=True)
+sid = subprocess.run([sbx, "create"], capture_output=True, text=True, check=True).stdout.strip()
+subprocess.run([sbx, "exec", sid, "true"], check=True)
+subprocess.run([sbx, "destroy", sid], check=True)
+def adopted():
+    out = {}
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            st = open(f"/proc/{p}/stat").read()
+        except OSError:
+            continue
+        f = st.rsplit(")", 1)[1].split()
+        if int(f[1]) == os.getpid():
+            out[int(p)] = (st.split("(", 1)[1].rsplit(")", 1)[0], f[0])
+    return out
+end = time.monotonic() + 5
+while any(s != "Z" for _, s in adopted().values()) and time.monotonic() < end:
+    time.sleep(0.02)
+left = adopted()
+running = [n for n, s in left.values() if s != "Z"]
+names = sorted(n for n, _ in left.values())
+for pid in left:
+    os.waitpid(pid, 0)
+print(" ".join(names))
+sys.exit(f"still running after 5 s: {running}" if running else 0)'
+        [[ " $output " == *" sbx-supervisor "* ]] || fail "the supervisor was not adopted: $output"
+        no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
+}

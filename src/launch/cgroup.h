@@ -169,9 +169,10 @@ int cgroup_session_freeze(const struct cgroup_session *cs, bool freeze);
 /* Thaw without waiting (teardown, after cgroup.kill: a frozen task dies on SIGKILL anyway). */
 void cgroup_session_thaw(const struct cgroup_session *cs);
 /*
- * The end of a session's processes: its v2 cgroup frozen (not waited for), cgroup.kill, and its
- * v1 freezer thawed. true when both v2 writes were done: no process of the session runs code
- * any more (each has its SIGKILL, or is frozen until the init's death kills it). Works by fd.
+ * The end of a session's processes: its v2 cgroup frozen (not waited for), then cgroup.kill.
+ * true when both writes were done: no process of the session runs code any more (each has its
+ * SIGKILL, or is frozen until the init's death kills it). false without a v2 cgroup (a v1
+ * freezer has no kill: the caller's teardown thaws it and kills by the init). Works by fd.
  */
 bool cgroup_session_end(const struct cgroup_session *cs);
 /* Client side, from a session's state: 1 when its cgroup is frozen (paused; v1: FROZEN or

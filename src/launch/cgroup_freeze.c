@@ -153,11 +153,7 @@ bool cgroup_session_end(const struct cgroup_session *cs)
          * until the init's death takes its pid namespace. */
         _cleanup_close_ int cgfd = open_session_cgroup(cs);
         bool frozen = cgfd >= 0 && write_freeze(cgfd, true) == 0;
-        bool killed = cgroup_session_kill(cs);
-        _cleanup_close_ int v1 = v1_open(cs);
-        if (v1 >= 0)
-                (void)v1_write(v1, "THAWED"); /* a v1 frozen task does not die before */
-        return frozen && killed;
+        return frozen && cgroup_session_kill(cs);
 }
 
 int cgroup_state_frozen(const struct session_state *st)

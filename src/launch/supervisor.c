@@ -204,7 +204,7 @@ static void leave_runtime_dir(struct supervisor *s)
  * memory: with 600 MB, a bind right after an early answer failed 6 times in 6). */
 static bool holds_host_things(const struct sbx_config *c)
 {
-        return c->n_mounts > 0 || c->image || c->image_lock_fd >= 0 || c->net == SBX_NET_HOST ||
+        return c->n_mounts > 0 || c->image || c->net == SBX_NET_HOST ||
                (c->rootfs && strcmp(c->rootfs, "host") != 0);
 }
 
