@@ -161,3 +161,29 @@ kill_trials() {
                 sbx_ok destroy "$sid"
         done
 }
+
+# piped ARGS... | head -1 under a 20 s timeout: prints the status of sbx (141: SIGPIPE's).
+piped_head() {
+        bash -c 'timeout 20 "$@" | head -1 >/dev/null; echo "${PIPESTATUS[0]}"' _ "$SBX" "$@"
+}
+
+@test "a caller's reader that is gone (| head) gives the command SIGPIPE, as in a shell pipeline" {
+        # Before, the client and B read and dropped the output until the command ended by
+        # itself: 'yes' ran until the timeout (status 124 here). 141 can only be SIGPIPE's.
+        local p
+        for p in "${paths[@]}"; do
+                path_session "$p"
+                [ "$(piped_head exec "$sid" yes)" = 141 ] || fail "$p: stdout"
+                [ "$(bash -c 'timeout 20 "$@" 2>&1 >/dev/null | head -1 >/dev/null
+                              echo "${PIPESTATUS[0]}"' _ "$SBX" exec "$sid" sh -c 'yes >&2')" = 141 ] ||
+                        fail "$p: stderr"
+                # a command that ignores SIGPIPE sees EPIPE instead (yes then exits 1)
+                sbx_ok exec "$sid" rm -f /tmp/rc
+                piped_head exec "$sid" sh -c 'trap "" PIPE; yes 2>/dev/null; echo $? >/tmp/rc' >/dev/null
+                sbx_ok exec "$sid" cat /tmp/rc
+                [ "$output" = 1 ] || fail "$p: with SIGPIPE ignored, yes ended with '$output'"
+                sbx_ok destroy "$sid"
+        done
+        [ "$(piped_head run -- yes)" = 141 ] || fail "run"
+        no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
+}

@@ -26,6 +26,9 @@ static int set_number(struct sbx_config *c, struct layer *l, const struct config
         int r = parse(v, &x);
         if (r == -EINVAL)
                 return layer_invalid(l, k, v, "expected %s", k->expected);
+        /* a value past 64 bits, where the range only names a minimum, is too large, not small */
+        if (r == -ERANGE && k->max == UINT64_MAX)
+                return layer_invalid(l, k, v, "too large");
         if (r < 0 || x < k->min || x > k->max)
                 return layer_invalid(l, k, v, "%s", k->range);
         *u64_at(c, k) = x;

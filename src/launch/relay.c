@@ -4,6 +4,7 @@
  * stdin with -i, keep a -T terminal in raw mode, and enforce the timeout. One poll loop, no
  * threads, no sleeps.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "../sandbox/reaper.h"
 #include "shared/macros.h"
 #include "shared/syscalls.h"
 #include "shared/util.h"
@@ -36,6 +38,25 @@ struct relay {
         int sigfd;
         uint64_t streamed; /* bytes passed to the caller (streaming mode) */
 };
+
+/*
+ * `sbx exec ID yes | head -1`: the caller's reader is gone, so the command's must go too, or
+ * the command writes into a pipe that B and we drain until it ends by itself or times out.
+ * B closes its read end on our word (reaper.h) and we close ours: the command's next write
+ * gets SIGPIPE, as in a shell pipeline. A pty has no such signal: there we only drop.
+ */
+static void reader_gone(struct relay *r, int caller_fd)
+{
+        if (r->rq->tty)
+                return;
+        char m = caller_fd == 1 ? CLIENT_OUT_GONE : CLIENT_ERR_GONE;
+        (void)RETRY_EINTR(send(r->f->status[0], &m, 1, MSG_NOSIGNAL | MSG_DONTWAIT));
+        closep(caller_fd == 1 ? &r->f->out[0] : &r->f->err[0]);
+        if (caller_fd == 1)
+                r->src_out = -1;
+        else
+                r->src_err = -1;
+}
 
 static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
 {
@@ -67,8 +88,11 @@ static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
         }
         if (r->broken[caller_fd])
                 return;
-        if (write_all(caller_fd, p, n) < 0)
-                r->broken[caller_fd] = true; /* e.g. `sbx exec ... | head`: drop the rest */
+        if (write_all(caller_fd, p, n) < 0) {
+                r->broken[caller_fd] = true; /* the rest is dropped */
+                if (errno == EPIPE)
+                        reader_gone(r, caller_fd);
+        }
 }
 
 /* Read once from *fd; on EOF/EIO close it (set -1). Returns bytes read, 0 on EOF/EAGAIN. */

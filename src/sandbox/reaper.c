@@ -165,14 +165,30 @@ int reaper_become(void)
         return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* The client's word that nobody reads a stream of the command any more: drop our reader.
+ * false at the end of the client's stream (a half-close has no POLLHUP): it counts as gone. */
+static bool on_client_word(struct reaper_fds *k)
+{
+        char m = 0;
+        ssize_t n = RETRY_EINTR(recv(k->status, &m, 1, MSG_DONTWAIT));
+        if (n == 0)
+                return false;
+        int *fd = m == CLIENT_OUT_GONE ? &k->out : m == CLIENT_ERR_GONE ? &k->err : NULL;
+        if (n == 1 && fd && *fd >= 0) {
+                close(*fd);
+                *fd = -1;
+        }
+        return true;
+}
+
 /* Report C's start (or its failed step) and end, then leave with the command's tree. */
-_noreturn_ static void reaper_watch(const struct reaper_fds *k, pid_t c)
+_noreturn_ static void reaper_watch(struct reaper_fds *k, pid_t c)
 {
         bool c_alive = true;
         /* C's failed step, if any, comes before its end (C writes it, then exits); polled with
          * the rest, so a C stopped before its execve never keeps B from the client's hang-up. */
         struct pollfd p[3] = {{.fd = k->sigfd, .events = POLLIN},
-                              {.fd = k->status, .events = 0},
+                              {.fd = k->status, .events = POLLIN},
                               {.fd = k->errfd, .events = POLLIN}};
         for (;;) {
                 if (poll(p, 3, -1) < 0 && errno != EINTR)
@@ -195,7 +211,10 @@ _noreturn_ static void reaper_watch(const struct reaper_fds *k, pid_t c)
                                         report(k->status, &r);
                                 }
                 }
-                if (p[1].revents & (POLLHUP | POLLERR)) {
+                bool gone = p[1].revents & (POLLHUP | POLLERR);
+                if (!gone && (p[1].revents & POLLIN))
+                        gone = !on_client_word(k);
+                if (gone) {
                         /* The client is gone. Before C ended, that means "kill it all". */
                         if (c_alive) {
                                 reaper_kill_tree();

@@ -25,6 +25,14 @@ struct exec_report {
 };
 
 /*
+ * Client -> B over the same socket, one byte a record: nobody reads the caller's end of the
+ * command's stdout (stderr) any more (`sbx exec ... | head`). B closes its copy of that read
+ * end, as the client does, so that the command's next write to it fails as in a shell pipeline
+ * (SIGPIPE, EPIPE) instead of being read and dropped until the command ends.
+ */
+enum { CLIENT_OUT_GONE = 'o', CLIENT_ERR_GONE = 'e' };
+
+/*
  * Become B: name, child subreaper, SIGCHLD blocked (reaper_start's C unblocks the same set)
  * and delivered through the returned signalfd. -1 on error.
  */

@@ -241,6 +241,7 @@ static void test_flag_numbers(struct t *t)
         CHECK_STR(t->e.message, "invalid --memory '4095K': must be at least 4M (or unlimited)");
         CHECK(usage_err(t, flag(t, "--memory", "0")));
         CHECK(usage_err(t, flag(t, "--memory", "99999999999T")));
+        CHECK_STR(t->e.message, "invalid --memory '99999999999T': too large");
         CHECK(flag(t, "--disk", "1M") == 0 && t->c.disk_bytes == M);
         CHECK(usage_err(t, flag(t, "--disk", "1023K")));
         CHECK(usage_err(t, flag(t, "--disk", "0")));
