@@ -116,6 +116,9 @@ t "the OOM kill took the exec's group, not the session"
 out=$(sbx exec --json "$id" echo alive)
 [[ $out == *'"exit_code":0'*'"oom_killed":false'* ]]
 t "a later exec in the same session works (oom_killed false)"
+# a memory-limited session's exec joins from the client here: its reader gone, yes gets SIGPIPE
+[ "$(timeout 20 "$SBX" exec "$id" yes | head -1 >/dev/null; echo "${PIPESTATUS[0]}")" = 141 ]
+t "exec ID yes | head -1: the command ends with SIGPIPE (141) on the join path"
 
 out=$(sbx exec "$id" python3 -c "$forker")
 peak=$(cat "$cg/pids.peak" 2>/dev/null || echo "?")
