@@ -182,6 +182,15 @@ piped_head() {
                 piped_head exec "$sid" sh -c 'trap "" PIPE; yes 2>/dev/null; echo $? >/tmp/rc' >/dev/null
                 sbx_ok exec "$sid" cat /tmp/rc
                 [ "$output" = 1 ] || fail "$p: with SIGPIPE ignored, yes ended with '$output'"
+                # What was written and never read still counts in the audit log: 130000 bytes
+                # fit in the two 64 KiB pipes and the client's hands, so the command ends (3)
+                # and part of it is still queued when the reader goes.
+                [ "$(bash -c '"$@" | (sleep 0.5; exit 0); echo "${PIPESTATUS[0]}"' _ "$SBX" \
+                        exec "$sid" sh -c 'head -c 130000 /dev/zero; exit 3')" = 3 ] ||
+                        fail "$p: the writer did not finish"
+                sbx_ok log --json "$sid"
+                json '[.[] | select(.event == "exec")][-1] | .output_bytes == 130000' >/dev/null ||
+                        fail "$p: output_bytes: $(json '[.[] | select(.event == "exec")][-1]')"
                 sbx_ok destroy "$sid"
         done
         [ "$(piped_head run -- yes)" = 141 ] || fail "run"

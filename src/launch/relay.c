@@ -39,6 +39,13 @@ struct relay {
         uint64_t streamed; /* bytes passed to the caller (streaming mode) */
 };
 
+/* Bytes queued in a pipe now (0 when the kernel does not say). */
+static size_t queued(int fd)
+{
+        int n = 0;
+        return fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
+}
+
 /*
  * `sbx exec ID yes | head -1`: the caller's reader is gone, so the command's must go too, or
  * the command writes into a pipe that B and we drain until it ends by itself or times out.
@@ -51,7 +58,11 @@ static void reader_gone(struct relay *r, int caller_fd)
                 return;
         char m = caller_fd == 1 ? CLIENT_OUT_GONE : CLIENT_ERR_GONE;
         (void)RETRY_EINTR(send(r->f->status[0], &m, 1, MSG_NOSIGNAL | MSG_DONTWAIT));
-        closep(caller_fd == 1 ? &r->f->out[0] : &r->f->err[0]);
+        int *own = caller_fd == 1 ? &r->f->out[0] : &r->f->err[0];
+        /* What the command wrote and nobody will read still counts (the audit log's
+         * output_bytes); what it writes in the moment before B has closed its copy is lost. */
+        r->res->output_bytes += queued(*own);
+        closep(own);
         if (caller_fd == 1)
                 r->src_out = -1;
         else
@@ -157,13 +168,6 @@ static void pump_at_most(struct relay *r, int *fd, int caller_fd, size_t budget)
                         return;
                 budget = (size_t)n < budget ? budget - (size_t)n : 0;
         }
-}
-
-/* Bytes queued in a pipe now (0 when the kernel does not say). */
-static size_t queued(int fd)
-{
-        int n = 0;
-        return fd >= 0 && ioctl(fd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
 }
 
 /*
