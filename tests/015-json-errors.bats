@@ -230,3 +230,14 @@ rt_listing() {
         sbx_expect 2 create --json --name "$(printf 'a\033b')"
         jq -e '.error.message | contains("a\u001bb")' <<<"$output" # JSON stays exact
 }
+
+@test "--json exec and run: a result that cannot be written is an error (125), not a silent 0" {
+        new_session
+        sbx_expect 0 --json exec "$sid" echo hi
+        _expect 125 sh -c '"$@" >/dev/full' sh "$SBX" --json exec "$sid" echo hi
+        [[ $stderr == *"failed to write the output"* ]] || fail "$stderr"
+        _expect 125 sh -c '"$@" >/dev/full' sh "$SBX" --json run -- echo hi
+        # a usage error of run points at run's help, not exec's
+        sbx_expect 2 run --ttl x true
+        [[ $stderr == *"Try 'sbx run --help'."* ]] || fail "$stderr"
+}

@@ -152,6 +152,11 @@ host_has_sleep() {
         [[ $stderr == *"expected @SECONDS of a future time"* ]] || fail "$stderr"
         sbx_expect 2 connect --ttl "@12x" "$sid"
         sbx_expect 2 connect --ttl "@" "$sid"
+        # no further than --ttl's maximum: an expiry past it overflowed into a negative year
+        sbx_expect 2 connect --ttl "@9223372036854775807" "$sid"
+        [[ $stderr == *"at most 4294967295 s from now"* ]] || fail "$stderr"
+        sbx_ok connect --json --ttl "@$(($(date +%s) + 4294967000))" "$sid"
+        [[ $(json .expires_at) =~ ^2[0-9]{3}-[0-9]{2}-[0-9]{2}T[0-9:]{8}Z$ ]] || fail "$output"
         sbx_ok connect --json "$sid"
 }
 

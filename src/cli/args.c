@@ -216,10 +216,10 @@ int args_exec_option(struct cli *cli, int opt, const char *arg, struct exec_requ
         }
 }
 
-int args_finish_exec(struct cli *cli, struct exec_result *res, int r)
+int args_finish_exec(struct cli *cli, const char *cmd, struct exec_result *res, int r)
 {
         if (r < 0 && !res->timed_out)
-                return cli_finish_error(cli, "exec");
+                return cli_finish_error(cli, cmd);
         struct sbx_error *x = &res->exec_error;
         if (!cli->json) {
                 if (x->exit_code)
@@ -248,7 +248,9 @@ int args_finish_exec(struct cli *cli, struct exec_result *res, int r)
                 buf_puts(&b, "}");
         }
         buf_puts(&b, "}\n");
-        (void)cli_print(cli, &b);
+        /* a result that does not reach the caller is no result (`--json exec ... >/dev/full`) */
+        if (cli_print(cli, &b) != 0)
+                return cli_finish_error(cli, cmd);
         return res->exit_code;
 }
 

@@ -53,7 +53,7 @@ int args_exec_option(struct cli *cli, int opt, const char *arg, struct exec_requ
  * "flags":[...]}). */
 int args_print_help(struct cli *cli, const char *command);
 /* Print an exec result (human: nothing more; JSON: the result object) and return its code. */
-int args_finish_exec(struct cli *cli, struct exec_result *res, int r);
+int args_finish_exec(struct cli *cli, const char *cmd, struct exec_result *res, int r);
 /* The -e values recorded in fl as a NULL-terminated vector (pointers into argv). */
 char **args_env_vector(const struct flag_list *fl, char *store[], size_t cap);
 /* --json implies capture with a 1M default cap; -T and --json exclude each other. */

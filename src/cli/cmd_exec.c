@@ -86,7 +86,7 @@ int cmd_exec(struct cli *cli, int argc, char **argv)
 
         struct exec_result res = {0};
         int r = exec_in_session(id, &rq, &res, &cli->err);
-        int code = args_finish_exec(cli, &res, r);
+        int code = args_finish_exec(cli, "exec", &res, r);
         buf_freep(&res.output);
         return code;
 }

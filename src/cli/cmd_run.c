@@ -238,7 +238,7 @@ int cmd_run(struct cli *cli, int argc, char **argv)
         } else
                 res.exit_code = cli->err.exit_code;
         config_free(&c);
-        int code = args_finish_exec(cli, &res, r);
+        int code = args_finish_exec(cli, "run", &res, r);
         buf_freep(&res.output);
         return code;
 }

@@ -85,9 +85,14 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
         /* "@EPOCH": until that second, sent as such (serve's expiresAt): a duration counted
          * here would move by the second that may pass before the supervisor counts it */
         bool absolute = ttl_arg && ttl_arg[0] == '@';
-        if (absolute && (parse_uint(ttl_arg + 1, &at) < 0 || at > INT64_MAX ||
-                         (int64_t)at <= now_realtime_sec())) {
-                sbx_usage(&cli->err, "invalid --ttl '%s': expected @SECONDS of a future time",
+        /* no further than --ttl's own maximum (4294967295 s) from now: the expiry stays a
+         * representable time (the supervisor adds it to now; RFC 3339 has 4-digit years) */
+        int64_t now = now_realtime_sec();
+        if (absolute && (parse_uint(ttl_arg + 1, &at) < 0 || at > (uint64_t)now + UINT32_MAX ||
+                         (int64_t)at <= now)) {
+                sbx_usage(&cli->err,
+                          "invalid --ttl '%s': expected @SECONDS of a future time, at most "
+                          "4294967295 s from now",
                           ttl_arg);
                 return cli_finish_error(cli, "connect");
         }

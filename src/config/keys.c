@@ -457,7 +457,7 @@ static const struct config_key keys[KEY__MAX] = {
     [KEY_HOSTNAME] = {KEY_HOSTNAME, "sandbox", "hostname", "SBX_HOSTNAME", "--hostname",
                       .set = set_hostname,
                       .expected = "a host name like sandbox (labels of letters, digits and "
-                                  "'-', at most 63 characters each, 253 in all)"},
+                                  "'-', at most 63 characters each, 64 in all)"},
     [KEY_MOUNTS] = {KEY_MOUNTS, "sandbox", "mounts", "SBX_VOLUME_MOUNTS", "--mount", .list = true,
                     .set = set_mounts, ORIGIN(mounts_origin),
                     .expected = "HOST:SANDBOX[:ro] like ~/src:/workspace/src:ro"},

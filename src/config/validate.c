@@ -67,11 +67,12 @@ int path_normalize(const char *in, char **ret)
 }
 
 /* RFC 1123: dot-separated labels of letters, digits and '-', not starting or ending with '-',
- * 1..63 characters each, 253 in all. */
+ * 1..63 characters each, and at most 64 in all: the kernel's limit for a host name (RFC
+ * 1123's 253 is a DNS name's; sethostname(2) refuses more than 64). */
 bool hostname_valid(const char *s)
 {
         size_t total = strlen(s);
-        if (total == 0 || total > 253)
+        if (total == 0 || total > 64)
                 return false;
         for (const char *p = s;;) {
                 size_t n = 0;

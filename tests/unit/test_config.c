@@ -338,8 +338,15 @@ static void test_flag_strings(struct t *t)
         longname[63] = longname[127] = longname[191] = '.';
         longname[255] = '\0';
         CHECK(strlen(longname) == 255 && usage_err(t, flag(t, "--hostname", longname)));
-        longname[253] = '\0';
+        longname[253] = '\0'; /* a valid DNS name, longer than the kernel's 64 */
+        CHECK(usage_err(t, flag(t, "--hostname", longname)));
+        memset(longname, 'a', 65); /* two labels, 64 in all: the most sethostname(2) takes */
+        longname[30] = '.';
+        longname[64] = '\0';
         CHECK(flag(t, "--hostname", longname) == 0);
+        longname[64] = 'a'; /* 65 */
+        longname[65] = '\0';
+        CHECK(usage_err(t, flag(t, "--hostname", longname)));
         const char *bad_host[] = {"-bad", "bad-", "a_b", "a..b", ".a", "a.", "", "a b"};
         for (size_t i = 0; i < ARRAY_SIZE(bad_host); i++)
                 CHECK(usage_err(t, flag(t, "--hostname", bad_host[i])));
