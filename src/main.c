@@ -73,7 +73,10 @@ int main(int argc, char **argv)
                         return finish("help", command_find("help")->run(&cli, argc - i, argv + i));
                 } else {
                         cli.json = cli.json || wants_json(argc, argv, i);
-                        sbx_usage(&cli.err, "unknown option '%s'", argv[i]);
+                        if (strcmp(argv[i], "--config") == 0) /* the last word: no FILE */
+                                sbx_usage(&cli.err, "option '--config' requires a value");
+                        else
+                                sbx_usage(&cli.err, "unknown option '%s'", argv[i]);
                         return cli_finish_error(&cli, NULL);
                 }
         }

@@ -199,3 +199,16 @@ assert_json_error() {
         [[ $stderr == "sbx: "* ]] || fail "stderr does not start with 'sbx: ': $stderr"
         [ "$(grep -c '^sbx: ' <<<"$stderr")" -eq 1 ] || fail "the error is printed more than once: $stderr"
 }
+
+@test "an option that takes a value, given last without one: 'requires a value', exit 2" {
+        local a
+        for a in "create --ttl" "run --memory" "exec -t" "connect --ttl" "logs --cursor" \
+                "image --bogus-but-last" "--config"; do
+                # shellcheck disable=SC2086
+                sbx_expect 2 $a
+                case $a in
+                *bogus*) [[ $stderr == *"unknown option"* ]] || fail "$a: $stderr" ;;
+                *) [[ $stderr == *"requires a value"* ]] || fail "$a: $stderr" ;;
+                esac
+        done
+}

@@ -20,7 +20,7 @@ int cmd_commit(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", commit_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", commit_options, NULL)) != -1) {
                 if (opt == OPT_PAUSE || opt == OPT_REPLACE) {
                         *(opt == OPT_PAUSE ? &o.pause : &o.replace) = true;
                         continue;

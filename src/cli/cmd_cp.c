@@ -32,7 +32,7 @@ int cmd_cp(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", cp_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", cp_options, NULL)) != -1) {
                 int k = args_common(cli, "cp", opt);
                 if (k == -1)
                         return 0;

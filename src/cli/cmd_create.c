@@ -65,7 +65,7 @@ int cmd_create(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
                 int k = args_common(cli, "create", opt);
                 if (k == -1)
                         return 0;

@@ -31,7 +31,7 @@ static int parse(struct cli *cli, const char *cmd, int argc, char **argv, int mi
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", detach_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", detach_options, NULL)) != -1) {
                 if (cli->err.exit_code) {
                         cli->json = cli->json || opt == OPT_JSON;
                         continue;

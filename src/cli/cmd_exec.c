@@ -44,7 +44,7 @@ int cmd_exec(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+t:w:e:iThd", exec_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:t:w:e:iThd", exec_options, NULL)) != -1) {
                 /* after a bad option the rest of the options is still read, for a --json that
                  * shapes the error */
                 if (cli->err.exit_code) {

@@ -296,7 +296,7 @@ int cmd_fs(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", fs_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", fs_options, NULL)) != -1) {
                 int k = args_common(cli, "fs", opt);
                 if (k == -1)
                         return 0;

@@ -175,7 +175,7 @@ int cmd_image(struct cli *cli, int argc, char **argv)
         optind = 1;
         opterr = 0;
         /* options may come before or after the subcommand (getopt permutes) */
-        while ((opt = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, ":h", opts, NULL)) != -1) {
                 if (opt == 'k') {
                         insecure = true;
                         continue;

@@ -193,7 +193,7 @@ int cmd_log(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "h", log_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, ":h", log_options, NULL)) != -1) {
                 int k = args_common(cli, "log", opt);
                 if (k == -1)
                         return 0;

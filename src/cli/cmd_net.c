@@ -51,7 +51,7 @@ int cmd_net(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", net_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", net_options, NULL)) != -1) {
                 int k = args_common(cli, "net", opt);
                 if (k == -1)
                         return 0;

@@ -18,7 +18,7 @@ static int run(struct cli *cli, const char *cmd, bool pause, int argc, char **ar
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", pause_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", pause_options, NULL)) != -1) {
                 int k = args_common(cli, cmd, opt);
                 if (k == -1)
                         return 0;

@@ -195,7 +195,7 @@ int cmd_run(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+t:w:e:iTh", opts, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:t:w:e:iTh", opts, NULL)) != -1) {
                 /* the short exec options are the create options of the same name here */
                 int id = opt == 't'   ? OPT_CREATE_FIRST + 2
                          : opt == 'w' ? OPT_CREATE_FIRST + 7

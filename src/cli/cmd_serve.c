@@ -52,7 +52,7 @@ int cmd_serve(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", serve_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", serve_options, NULL)) != -1) {
                 if (opt == OPT_LISTEN) {
                         o.listen = optarg;
                         continue;

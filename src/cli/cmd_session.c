@@ -34,7 +34,7 @@ static int parse(struct cli *cli, const char *cmd, const char *allowed, int argc
         optind = 1;
         opterr = 0;
         /* options may follow the operands (`destroy --force ID --json`): no "+" */
-        while ((opt = getopt_long(argc, argv, "hqf", common_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, ":hqf", common_options, NULL)) != -1) {
                 int k = args_common(cli, cmd, opt);
                 if (k == -1)
                         return 1;

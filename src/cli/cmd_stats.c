@@ -201,7 +201,7 @@ int cmd_stats(struct cli *cli, int argc, char **argv)
         int opt;
         optind = 1;
         opterr = 0;
-        while ((opt = getopt_long(argc, argv, "+h", stats_options, NULL)) != -1) {
+        while ((opt = getopt_long(argc, argv, "+:h", stats_options, NULL)) != -1) {
                 int k = args_common(cli, "stats", opt);
                 if (k == -1)
                         return 0;
