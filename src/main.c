@@ -9,15 +9,19 @@
 #include "cli/cli.h"
 #include "shared/proctitle.h"
 
-/* fds 0-2 must exist, or a pipe created later could land on them. */
-static void ensure_stdio(void)
+/* fds 0-2 must exist, or a pipe created later could land on them. Returns whether stdout was
+ * closed: then what is printed reaches nobody (create says so, cli.h). */
+static bool ensure_stdio(void)
 {
+        bool stdout_closed = false;
         for (int fd = 0; fd < 3; fd++)
                 if (fcntl(fd, F_GETFD) < 0) {
+                        stdout_closed |= fd == STDOUT_FILENO;
                         int n = open("/dev/null", O_RDWR);
                         if (n >= 0 && n != fd)
                                 close(n);
                 }
+        return stdout_closed;
 }
 
 /*
@@ -56,7 +60,7 @@ int main(int argc, char **argv)
         struct cli cli = {0};
         /* before anything keeps a pointer into argv or environ (shared/proctitle.h) */
         proctitle_init(argc, argv);
-        ensure_stdio();
+        cli.stdout_closed = ensure_stdio();
 
         /* global options before the command name */
         int i = 1;

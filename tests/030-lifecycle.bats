@@ -491,3 +491,16 @@ sys.exit(f"still running after 5 s: {running}" if running else 0)'
         [[ " $output " == *" sbx-supervisor "* ]] || fail "the supervisor was not adopted: $output"
         no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
 }
+
+@test "create with its stdout closed: the id reaches nobody, so no session stays (exit 1)" {
+        # sbx puts /dev/null on a closed fd 1 (a pipe made later must not land there): the id
+        # would go there. The control: the same create with stdout open leaves one session.
+        _expect 1 bash -c '"$@" >&-' _ "$SBX" create
+        [[ $stderr == *"failed to write the output"* ]] || fail "$stderr"
+        sbx_ok list -q
+        [ -z "$output" ] || fail "a session stayed: $output"
+        no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
+        _expect 0 bash -c '"$@" >/dev/null' _ "$SBX" create
+        sbx_ok list -q
+        [ "${#lines[@]}" = 1 ] || fail "the control left ${#lines[@]} sessions: $output"
+}

@@ -19,6 +19,7 @@ struct cli {
         enum cli_progress_mode progress;
         const char *config_file; /* --config FILE */
         struct sbx_error err;    /* the one error of this invocation */
+        bool stdout_closed;      /* sbx started with fd 1 closed (now /dev/null) */
 };
 
 struct command {

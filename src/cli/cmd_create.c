@@ -120,8 +120,11 @@ int cmd_create(struct cli *cli, int argc, char **argv)
                 buf_puts(&b, "\n");
         } else
                 buf_printf(&b, "%s\n", st.id);
-        /* The session lives on only when its id reached the caller (sync point #4). */
-        if (cli_print(cli, &b)) {
+        /* The session lives on only when its id reached the caller (sync point #4); with
+         * stdout closed at start it goes to /dev/null, which is no caller. */
+        if (cli->stdout_closed)
+                sbx_internal(&cli->err, EBADF, "failed to write the output");
+        if (cli->stdout_closed || cli_print(cli, &b)) {
                 provision_destroy(st.id);
                 session_state_free(&st);
                 return cli_finish_error(cli, "create");
