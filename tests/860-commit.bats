@@ -15,7 +15,7 @@ setup_file() {
         export fx
         local d=$fx/rootfs
         mkdir -p "$d/bin" "$d/etc" "$d/data" "$d/opq" "$d/gone"
-        busybox_root "$d" sh ls cat echo rm mkdir chmod stat ln mkfifo cp sleep test truncate touch
+        busybox_root "$d" sh ls cat echo rm mkdir chmod stat ln mkfifo cp sleep test truncate touch head
         echo 'root:x:0:0:root:/root:/bin/sh' >"$d/etc/passwd"
         echo hello >"$d/data/a"
         echo bee >"$d/data/b"
@@ -154,6 +154,56 @@ teardown() { teardown_sbx; }
         sbx_ok commit --pause "$sid" bb:p2
         sbx_expect 1 pause "$sid"
         sbx_ok resume "$sid"
+}
+
+paused_now() { "$SBX" stats --json "$sid" 2>/dev/null | grep -q '"paused":true'; }
+running_now() { "$SBX" stats --json "$sid" 2>/dev/null | grep -q '"paused":false'; }
+
+# A layer whose commit keeps the session frozen for a while (~0.5 s here), and a commit of it
+# with --pause in the background, seen frozen: $pid.
+commit_frozen() {
+        in_sbx 'head -c 300000000 /dev/urandom >/data/big'
+        "$SBX" commit --pause "$sid" "$1" >/dev/null 2>&1 &
+        pid=$!
+        wait_until 10 paused_now || fail "the commit never froze the session"
+}
+
+@test "a commit --pause killed half-way leaves the session running, not frozen" {
+        new_session --image bb:1
+        local pid
+        commit_frozen bb:k
+        kill -KILL "$pid"
+        local rc=0
+        wait "$pid" || rc=$?
+        [ "$rc" = 137 ] || fail "the commit was not killed half-way (status $rc)"
+        # its supervisor thaws what the dead commit held: no one has to resume it
+        wait_until 5 running_now || fail "still frozen after the commit died"
+        in_sbx 'echo alive'
+        [ "$output" = alive ]
+        # the next commit --pause freezes and resumes it as its own
+        sbx_ok commit --pause "$sid" bb:k2
+        sbx_expect 1 resume "$sid"
+        [[ $stderr == *"not paused"* ]] || fail "$stderr"
+        sbx_ok log "$sid"
+        [ "$(grep -c '"event":"pause"' <<<"$output")" = 2 ] || fail "$output"
+        [ "$(grep -c '"event":"resume"' <<<"$output")" = 2 ] || fail "$output"
+}
+
+@test "the user's pause during a commit --pause is the user's: the session stays paused after" {
+        new_session --image bb:1
+        local pid
+        commit_frozen bb:u
+        sbx_ok pause "$sid" # frozen by the commit already: from now on by the user
+        wait "$pid" || fail "the commit failed"
+        paused_now || fail "the commit resumed what the user paused"
+        sbx_ok resume "$sid"
+        in_sbx 'echo alive'
+        # and a resume during it thaws at once; the commit's end does not freeze it again
+        commit_frozen bb:u2
+        sbx_ok resume "$sid"
+        running_now || fail "resume did not thaw it"
+        wait "$pid" || fail "the commit failed"
+        running_now || fail "frozen again after the commit"
 }
 
 @test "an existing tag is not moved unless --replace; the same image again is fine" {

@@ -68,7 +68,8 @@ static int session_base(const struct session_state *st, const char *who, char *i
         return sbx_unsupported(e, 0, "cannot commit session '%s': its base is unknown", who);
 }
 
-/* Refuse while commands run (unless pausing); freeze when asked. *ret_thaw: we froze it. */
+/* Refuse while commands run (unless pausing); freeze when asked, for as long as ctl is open
+ * (a commit killed half-way leaves the session running). *ret_thaw: we froze it. */
 static int quiesce(int ctl, const char *who, const struct commit_opts *o, bool *ret_thaw,
                    struct sbx_error *e)
 {
@@ -76,7 +77,7 @@ static int quiesce(int ctl, const char *who, const struct commit_opts *o, bool *
         int busy = 0;
         *ret_thaw = false;
         if (o->pause) {
-                int r = session_pause(who, true, e);
+                int r = control_pause(ctl, who, "PAUSE_HOLD", e);
                 if (r == 0)
                         *ret_thaw = true;
                 else if (e->code && strcmp(e->code, "paused") == 0)
@@ -270,7 +271,7 @@ int session_commit(const char *id_or_name, const char *ref, const struct commit_
                 r = commit_locked(sessfd, ctl, &st, id_or_name, ref, opts->replace, res, e);
         if (thaw) {
                 struct sbx_error sub = {0};
-                if (session_pause(id_or_name, false, &sub) < 0 && r == 0)
+                if (control_pause(ctl, id_or_name, "RELEASE", &sub) < 0 && r == 0)
                         r = (*e = sub, -EIO);
         }
         audit_commit_event(sessfd, &st, ref, res, start, r, e);

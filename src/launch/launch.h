@@ -113,6 +113,9 @@ void session_create_ack(int ack);
  * one that is not paused; exit 4 when the host has no freezer (cgroup v2 or v1) for it.
  */
 int session_pause(const char *id_or_name, bool pause, struct sbx_error *e);
+/* The same over an open control connection: req is PAUSE or RESUME, or PAUSE_HOLD, a pause
+ * that ends when ctl closes (whatever ends its holder), and RELEASE, its end now. */
+int control_pause(int ctl, const char *id_or_name, const char *req, struct sbx_error *e);
 
 /* A session's resource use (stats.c). */
 struct session_stats {

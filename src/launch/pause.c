@@ -13,15 +13,12 @@
 #include "shared/macros.h"
 #include "launch.h"
 
-int session_pause(const char *id_or_name, bool pause, struct sbx_error *e)
+int control_pause(int ctl, const char *id_or_name, const char *req, struct sbx_error *e)
 {
-        /* the freeze itself is bounded (5 s); the 15 s bound a supervisor that hangs */
-        _cleanup_close_ int sessfd = -1, ctl = -1;
-        int r = control_open(id_or_name, 15, &sessfd, &ctl, e);
-        if (r < 0)
-                return r;
+        bool pause = req[0] == 'P';
         char reply[64];
-        if ((r = control_call(ctl, pause ? "PAUSE" : "RESUME", reply, sizeof(reply), NULL, 0)) < 0)
+        int r = control_call(ctl, req, reply, sizeof(reply), NULL, 0);
+        if (r < 0)
                 return sbx_fail(e, EXIT_NO_SESSION, "session_not_found", -r,
                                 "no such session '%s' (it has ended)", id_or_name);
         int err = 0;
@@ -46,8 +43,23 @@ int session_pause(const char *id_or_name, bool pause, struct sbx_error *e)
                                     "within 5 s (it keeps running)",
                                     pause ? "pause" : "resume", id_or_name,
                                     pause ? "stop" : "restart");
+        if (strcmp(reply, "ERR unknown request") == 0) /* PAUSE_HOLD, RELEASE */
+                return sbx_unsupported(e, 0,
+                                       "cannot %s session '%s' here: it was made by an older "
+                                       "sbx; pause it yourself first",
+                                       pause ? "pause" : "resume", id_or_name);
         if (sscanf(reply, "ERR %d", &err) == 1 && err > 0)
                 return sbx_internal(e, err, "failed to %s session '%s'", pause ? "pause" : "resume",
                                     id_or_name);
         return sbx_internal(e, 0, "unexpected answer from the supervisor of '%s'", id_or_name);
+}
+
+int session_pause(const char *id_or_name, bool pause, struct sbx_error *e)
+{
+        /* the freeze itself is bounded (5 s); the 15 s bound a supervisor that hangs */
+        _cleanup_close_ int sessfd = -1, ctl = -1;
+        int r = control_open(id_or_name, 15, &sessfd, &ctl, e);
+        if (r < 0)
+                return r;
+        return control_pause(ctl, id_or_name, pause ? "PAUSE" : "RESUME", e);
 }

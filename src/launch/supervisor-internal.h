@@ -28,11 +28,12 @@ struct supervisor {
         bool expiry_pending; /* the TTL ran out while execs were running */
         unsigned ttl_armed;  /* supervisor_arm_ttl's calls: a RENEW among the waiting requests */
         long look_ms;        /* expiry pending: the next look at HOLDS_FILE, in ms */
-        bool exec_conn[MAX_CLIENTS]; /* indexed by fd */
-        bool client[MAX_CLIENTS];    /* indexed by fd: an accepted ctl connection */
-        struct netpolicy net;        /* the allow list in force (sbx net) */
-        bool window_open;            /* the package index is admitted until #4 */
-        bool ended_frozen;           /* supervisor_stop froze and killed it, and answered */
+        bool exec_conn[MAX_CLIENTS];  /* indexed by fd */
+        bool client[MAX_CLIENTS];     /* indexed by fd: an accepted ctl connection */
+        bool pause_held[MAX_CLIENTS]; /* indexed by fd: its PAUSE_HOLD ends when it closes */
+        struct netpolicy net;         /* the allow list in force (sbx net) */
+        bool window_open;             /* the package index is admitted until #4 */
+        bool ended_frozen;            /* supervisor_stop froze and killed it, and answered */
 };
 
 static inline int epoll_add(int epfd, int fd)

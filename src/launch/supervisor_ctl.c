@@ -59,8 +59,29 @@ static void send_session_fds(struct supervisor *s, int fd)
         send_reply_fds(fd, text, fds, n);
 }
 
+static void pause_audit(struct supervisor *s, bool pause, uint64_t start)
+{
+        _cleanup_buf_ struct buf b = {0};
+        audit_begin(&b, s->st.id, pause ? "pause" : "resume");
+        audit_int(&b, "duration_ms", (int64_t)(now_monotonic_ms() - start));
+        (void)audit_commit(s->auditfd, &b);
+}
+
+/* A connection that held the session frozen (commit --pause) is gone: whatever ended its
+ * caller, a kill included, the session runs again. */
+static void release_hold(struct supervisor *s, int fd)
+{
+        if (fd >= MAX_CLIENTS || !s->pause_held[fd])
+                return;
+        s->pause_held[fd] = false;
+        uint64_t start = now_monotonic_ms();
+        if (cgroup_session_freeze(&s->cg, false) == 0)
+                pause_audit(s, false, start);
+}
+
 static void close_client(struct supervisor *s, int fd)
 {
+        release_hold(s, fd);
         if (fd < MAX_CLIENTS)
                 s->client[fd] = false;
         (void)epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);
@@ -73,13 +94,38 @@ static void close_client(struct supervisor *s, int fd)
                 supervisor_end_session(s, "expired", "the TTL ran out while commands were running");
 }
 
+/* The held freeze (if any) is no connection's any more: the user's PAUSE or RESUME takes it
+ * over, so the holder's end does not undo what the user asked for. */
+static bool take_over_hold(struct supervisor *s)
+{
+        bool held = false;
+        for (int fd = 0; fd < MAX_CLIENTS; fd++) {
+                held |= s->pause_held[fd];
+                s->pause_held[fd] = false;
+        }
+        return held;
+}
+
 /*
  * PAUSE / RESUME: freeze or thaw every process of the session. Replies "OK", or "ERR <word>"
  * (paused: already; running: not paused; unsupported: no v2 freezer; timeout: the tasks did
  * not all stop, and the session runs on; else an errno number) for the client to word.
+ * PAUSE_HOLD (commit --pause) is PAUSE for as long as its connection stays open: its close
+ * thaws, so a commit killed half-way leaves no frozen session; RELEASE on it thaws at once.
  */
-static void handle_pause(struct supervisor *s, int fd, bool pause)
+static void handle_pause(struct supervisor *s, int fd, const char *req)
 {
+        bool pause = req[0] == 'P', hold = strcmp(req, "PAUSE_HOLD") == 0;
+        if (strcmp(req, "RELEASE") == 0) {
+                if (fd >= MAX_CLIENTS || !s->pause_held[fd]) {
+                        send_reply(fd, "OK"); /* the user took it over, or nothing held */
+                        return;
+                }
+                s->pause_held[fd] = false;
+        } else if (!hold && take_over_hold(s) && pause) {
+                send_reply(fd, "OK"); /* frozen already: from now on by the user's wish */
+                return;
+        }
         int frozen = cgroup_state_frozen(&s->st);
         if (frozen == (pause ? 1 : 0)) {
                 send_reply(fd, pause ? "ERR paused" : "ERR running");
@@ -96,12 +142,10 @@ static void handle_pause(struct supervisor *s, int fd, bool pause)
                 snprintf(reply, sizeof(reply), "ERR %d", -r);
         else
                 snprintf(reply, sizeof(reply), "OK");
-        if (r == 0) {
-                _cleanup_buf_ struct buf b = {0};
-                audit_begin(&b, s->st.id, pause ? "pause" : "resume");
-                audit_int(&b, "duration_ms", (int64_t)(now_monotonic_ms() - start));
-                (void)audit_commit(s->auditfd, &b);
-        }
+        if (r == 0)
+                pause_audit(s, pause, start);
+        if (r == 0 && hold && fd < MAX_CLIENTS)
+                s->pause_held[fd] = true;
         send_reply(fd, reply);
 }
 
@@ -178,8 +222,9 @@ void supervisor_handle_request(struct supervisor *s, int fd)
                  * server's execs count as one: their locks tell only that there are some) */
                 snprintf(reply, sizeof(reply), "OK %d", s->busy + session_holds_peek(s->holdfd));
                 send_reply(fd, reply);
-        } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0) {
-                handle_pause(s, fd, req[0] == 'P');
+        } else if (strcmp(req, "PAUSE") == 0 || strcmp(req, "RESUME") == 0 ||
+                   strcmp(req, "PAUSE_HOLD") == 0 || strcmp(req, "RELEASE") == 0) {
+                handle_pause(s, fd, req);
         } else if (strcmp(req, "DESTROY") == 0) {
                 audit_end(s->auditfd, s->st.id, "destroyed", NULL);
                 /* The answer once nothing of the session runs and its name is free; the
