@@ -105,6 +105,41 @@ user_session() {
         [ "$output" = alive ] || fail "the session: '$output'"
 }
 
+@test "user: another exec's reaper killed from inside: that exec says so, not that the session ended" {
+        user_session
+        # the reapers share the session's one uid: a command can kill another exec's reaper
+        local m
+        m=$(marker)
+        as_user "$user_sbx" exec "$sid" sh -c "sleep $m; echo done" >"$BATS_TEST_TMPDIR/out" \
+                2>"$BATS_TEST_TMPDIR/err" &
+        local pid=$!
+        wait_until 5 pgrep -f "^sleep $m\$" >/dev/null || fail "the first exec never started"
+        user_sbx_expect 0 exec "$sid" sh -c "for d in /proc/[0-9]*; do
+                grep -qx sleep \$d/comm 2>/dev/null || continue
+                sh=\$(sed -n 's/^PPid:\t*//p' \$d/status)
+                b=\$(sed -n 's/^PPid:\t*//p' /proc/\$sh/status)
+                grep -qx sbx-reaper /proc/\$b/comm && kill -KILL \$b && echo killed; done"
+        [ "$output" = killed ] || fail "the control: no reaper killed ('$output')"
+        local rc=0
+        wait "$pid" || rc=$?
+        [ "$rc" = 125 ] || fail "exec: $rc $(cat "$BATS_TEST_TMPDIR/err")"
+        grep -q "reaper .* ended without reporting" "$BATS_TEST_TMPDIR/err" ||
+                fail "stderr: $(cat "$BATS_TEST_TMPDIR/err")"
+        ! grep -q "session ended" "$BATS_TEST_TMPDIR/err" || fail "$(cat "$BATS_TEST_TMPDIR/err")"
+        user_sbx_expect 0 exec "$sid" echo alive
+        [ "$output" = alive ] || fail "the session: '$output'"
+        # a destroyed session's exec still says the session ended
+        m=$((m + 1))
+        as_user "$user_sbx" exec "$sid" sleep "$m" >/dev/null 2>"$BATS_TEST_TMPDIR/err" &
+        pid=$!
+        wait_until 5 pgrep -f "^sleep $m\$" >/dev/null || fail "no sleep"
+        user_sbx_expect 0 destroy "$sid"
+        rc=0
+        wait "$pid" || rc=$?
+        [ "$rc" = 125 ] || fail "exec after destroy: $rc"
+        grep -q "session ended" "$BATS_TEST_TMPDIR/err" || fail "$(cat "$BATS_TEST_TMPDIR/err")"
+}
+
 @test "user: run" {
         user_sbx_expect 0 run -- sh -c 'id -u; hostname'
         [ "$output" = "$(printf '0\nsandbox')" ] || fail "got '$output'"

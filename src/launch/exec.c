@@ -118,6 +118,28 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
         return s->server < 0 ? session_ref_join(s, id_or_name, e) : 0;
 }
 
+/*
+ * The command's reaper ended without a word (relay_run's -EPIPE). A destroy or the TTL ends
+ * it so; so can, in an unprivileged session whose one uid the reapers share, a process of the
+ * session itself. Only a supervisor that still answers tells the two apart: then the session
+ * did not end, and saying so would be false.
+ */
+static void word_lost_reaper(struct session_ref *s, const char *id_or_name, struct sbx_error *e)
+{
+        struct sbx_error scratch = {0};
+        char reply[16];
+        if (s->ctl < 0 && s->sessfd >= 0)
+                s->ctl = control_connect(s->sessfd, &scratch);
+        if (s->ctl < 0 || control_call(s->ctl, "PING", reply, sizeof(reply), NULL, 0) < 0 ||
+            strcmp(reply, "OK") != 0)
+                return;
+        *e = (struct sbx_error){0};
+        sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
+                 "the command's reaper in session '%s' ended without reporting the command's "
+                 "end (a process of the session killed it); the session runs on",
+                 id_or_name);
+}
+
 int exec_in_session(const char *id_or_name, const struct exec_request *rq, struct exec_result *res,
                     struct sbx_error *e)
 {
@@ -131,6 +153,8 @@ int exec_in_session(const char *id_or_name, const struct exec_request *rq, struc
                         r = exec_handoff(TAKE_FD(s.server), &s.st, &cx, rq, res, e);
                 if (r == EXEC_NOT_STARTED && (r = session_ref_join(&s, id_or_name, e)) == 0)
                         r = exec_join(s.ns, &s.st, &s.cg, rq, res, e);
+                if (r == -EPIPE)
+                        word_lost_reaper(&s, id_or_name, e);
                 audit_write_exec(s.auditfd, &s.st, rq, res, start, r, e);
         }
         /* exec's own exit codes are the command's: sbx's refusals are 125 */
