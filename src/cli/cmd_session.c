@@ -85,15 +85,15 @@ int cmd_connect(struct cli *cli, int argc, char **argv)
         /* "@EPOCH": until that second, sent as such (serve's expiresAt): a duration counted
          * here would move by the second that may pass before the supervisor counts it */
         bool absolute = ttl_arg && ttl_arg[0] == '@';
-        /* no further than --ttl's own maximum (4294967295 s) from now: the expiry stays a
+        /* no further than --ttl's own maximum from now: the expiry stays a
          * representable time (the supervisor adds it to now; RFC 3339 has 4-digit years) */
         int64_t now = now_realtime_sec();
-        if (absolute && (parse_uint(ttl_arg + 1, &at) < 0 || at > (uint64_t)now + UINT32_MAX ||
-                         (int64_t)at <= now)) {
+        if (absolute && (parse_uint(ttl_arg + 1, &at) < 0 ||
+                         at > (uint64_t)now + DURATION_MAX_SEC || (int64_t)at <= now)) {
                 sbx_usage(&cli->err,
                           "invalid --ttl '%s': expected @SECONDS of a future time, at most "
-                          "4294967295 s from now",
-                          ttl_arg);
+                          "%llu s from now",
+                          ttl_arg, (unsigned long long)DURATION_MAX_SEC);
                 return cli_finish_error(cli, "connect");
         }
         if (ttl_arg && !absolute && parse_duration(ttl_arg, &ttl) < 0) {

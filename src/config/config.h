@@ -136,6 +136,10 @@ int config_load_env(struct sbx_config *c, char *const *envp, struct sbx_error *e
 int config_apply_flag(struct sbx_config *c, const char *flag, const char *value,
                       struct sbx_error *e);
 
+/* Longest duration accepted, in seconds (136 years): keeps "seconds * 1000" and
+ * "now + ttl" far from overflowing wherever the value is used. */
+#define DURATION_MAX_SEC UINT64_C(0xffffffff)
+
 /* Validation helpers shared with the CLI (exec -e, exec -t, --max-output). */
 int parse_size(const char *s, uint64_t *ret);         /* bytes, K/M/G/T suffix, powers of 1024 */
 int parse_duration(const char *s, uint64_t *ret_sec); /* seconds, or s/m/h suffix */

@@ -11,10 +11,6 @@
 
 #include "config-internal.h"
 
-/* Longest duration accepted, in seconds (136 years): keeps "seconds * 1000" and
- * "now + ttl" far from overflowing wherever the value is used. */
-#define DURATION_MAX_SEC UINT64_C(0xffffffff)
-
 /* Leading decimal digits of s into *ret; returns the number of digits, or -ERANGE. */
 static int parse_digits(const char *s, uint64_t *ret)
 {

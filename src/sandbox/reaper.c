@@ -174,10 +174,8 @@ static bool on_client_word(struct reaper_fds *k)
         if (n == 0)
                 return false;
         int *fd = m == CLIENT_OUT_GONE ? &k->out : m == CLIENT_ERR_GONE ? &k->err : NULL;
-        if (n == 1 && fd && *fd >= 0) {
-                close(*fd);
-                *fd = -1;
-        }
+        if (n == 1 && fd)
+                closep(fd);
         return true;
 }
 
