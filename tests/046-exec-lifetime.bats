@@ -196,3 +196,34 @@ piped_head() {
         [ "$(piped_head run -- yes)" = 141 ] || fail "run"
         no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
 }
+
+@test "a caller's stdout that cannot take the output (a full disk) stops the command; exec fails" {
+        # Before, the output was dropped and exec passed for a success: 'echo hi >/dev/full'
+        # exited 0, and 'yes' ran until the timeout (124 here).
+        local p rc out
+        for p in "${paths[@]}"; do
+                path_session "$p"
+                rc=0
+                timeout 20 "$SBX" exec "$sid" yes >/dev/full 2>"$BATS_TEST_TMPDIR/err" || rc=$?
+                [ "$rc" = 125 ] || fail "$p: yes: $rc"
+                grep -q "failed to write the command's output: No space left on device" \
+                        "$BATS_TEST_TMPDIR/err" || fail "$p: $(cat "$BATS_TEST_TMPDIR/err")"
+                rc=0
+                "$SBX" exec "$sid" echo hi >/dev/full 2>/dev/null || rc=$?
+                [ "$rc" = 125 ] || fail "$p: echo: $rc"
+                sbx_ok log --json "$sid"
+                [ "$(json '[.[] | select(.event == "exec")][-1] | .exit_code')" = 125 ] ||
+                        fail "$p: audit: $(json '[.[] | select(.event == "exec")][-1]')"
+                # a stderr that fails is only dropped: the command goes on, stdout is whole
+                rc=0
+                out=$("$SBX" exec "$sid" sh -c 'echo err >&2; echo out' 2>/dev/full) || rc=$?
+                [ "$rc:$out" = 0:out ] || fail "$p: stderr full: $rc '$out'"
+                # the control: the same commands with a stdout that takes them
+                sbx_ok exec "$sid" echo hi
+                sbx_ok destroy "$sid"
+        done
+        rc=0
+        timeout 20 "$SBX" run -- yes >/dev/full 2>/dev/null || rc=$?
+        [ "$rc" = 125 ] || fail "run: $rc"
+        no_leaked_procs || fail "processes left: $(sbx_leaked_procs)"
+}

@@ -31,6 +31,7 @@ struct relay {
         int dst_in;           /* where caller stdin goes: in[1] or the pty master */
         bool stdin_open;
         bool broken[3]; /* caller's fd 1/2 gave EPIPE: keep draining, stop writing */
+        int out_errno;  /* caller's stdout failed otherwise (ENOSPC, EIO): output was lost */
         bool got_exit, ended;
         int wait_status;
         struct termios saved;
@@ -101,7 +102,12 @@ static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
                 return;
         if (write_all(caller_fd, p, n) < 0) {
                 r->broken[caller_fd] = true; /* the rest is dropped */
-                if (errno == EPIPE)
+                /* A stdout that cannot take the output (a full disk) must not pass for one
+                 * that did: the command stops as at a closed pipe and exec fails after.
+                 * A failing stderr is only dropped, as a command's own diagnostics would be. */
+                if (errno != EPIPE && caller_fd == 1)
+                        r->out_errno = errno;
+                if (errno == EPIPE || caller_fd == 1)
                         reader_gone(r, caller_fd);
         }
 }
@@ -358,6 +364,9 @@ int relay_run(struct exec_fds *f, const struct exec_request *rq, uint64_t timeou
         }
         if (r.ended && !r.got_exit)
                 return -EPIPE;
+        if (r.out_errno)
+                return sbx_fail(e, EXIT_SBX_FAILED, "internal", r.out_errno,
+                                "failed to write the command's output");
         if (res->exec_error.exit_code)
                 res->exit_code = res->exec_error.exit_code;
         else if (WIFEXITED(r.wait_status))
