@@ -344,6 +344,23 @@ sha_in() {
         [ "$output" = $'hello\nworld\ndirectory\ndirectory' ] || fail "$output"
 }
 
+@test "write: a failed write removes the parent directories it made, not the others" {
+        sbx_ok destroy "$sid"
+        new_session --disk 8M
+        head -c 12000000 /dev/zero >"$BATS_TEST_TMPDIR/big"
+        in_sbx 'mkdir /workspace/kept'
+        sbx_expect 1 write --json "$sid" /workspace/kept/new/a/b/f.txt - <"$BATS_TEST_TMPDIR/big"
+        json_error limit
+        sbx_expect 1 fs "$sid" put /workspace/kept/put/a/f.txt <"$BATS_TEST_TMPDIR/big"
+        sbx_ok exec "$sid" ls -A /workspace /workspace/kept
+        [ "$output" = $'/workspace:\nkept\n\n/workspace/kept:' ] || fail "left behind: $output"
+        # positive control: the same paths with content that fits
+        sbx_ok write "$sid" /workspace/kept/new/a/b/f.txt small
+        echo small | sbx_ok fs "$sid" put /workspace/kept/put/a/f.txt
+        sbx_ok exec "$sid" cat /workspace/kept/new/a/b/f.txt /workspace/kept/put/a/f.txt
+        [ "$output" = $'smallsmall' ] || fail "$output"
+}
+
 @test "write: an existing path fails with the exact message, exit 1, exists, unchanged" {
         in_sbx 'printf keep > /workspace/e.txt; mkdir /workspace/d; ln -s /workspace/nowhere /workspace/dangling'
         local p

@@ -74,24 +74,56 @@ int(ops_oom)(struct sbx_error *e)
         return sbx_internal(e, ENOMEM, "failed to build the output");
 }
 
-int ops_mkdirs(const char *dir)
+int ops_mkdirs(const char *dir, size_t *ret_kept)
 {
         _cleanup_free_ char *p = strdup(dir);
         if (!p)
                 return -ENOMEM;
+        size_t kept = strlen(p), before = 0; /* before: where the last component seen ends */
+        bool made_one = false;
         for (char *s = p + 1;; s++) {
                 bool end = *s == '\0';
                 if (!end && *s != '/')
                         continue;
                 if (s[-1] != '/') {
                         *s = '\0';
-                        if (mkdir(p, 0755) < 0 && errno != EEXIST)
-                                return negerrno();
+                        int made = mkdir(p, 0755) == 0 ? 0 : errno == EEXIST ? 1 : -errno;
+                        if (made < 0) {
+                                p[before] = '\0'; /* what this call made goes again */
+                                ops_rmdirs(p, kept);
+                                return made;
+                        }
+                        if (made == 0 && !made_one) {
+                                made_one = true;
+                                kept = before;
+                        }
+                        before = (size_t)(s - p);
                         if (!end)
                                 *s = '/';
                 }
                 if (end)
-                        return 0;
+                        break;
+        }
+        if (ret_kept)
+                *ret_kept = kept;
+        return 0;
+}
+
+void ops_rmdirs(const char *dir, size_t kept)
+{
+        _cleanup_free_ char *p = strdup(dir);
+        size_t n = p ? strlen(p) : 0;
+        for (;;) {
+                while (n > kept && p[n - 1] == '/')
+                        n--;
+                if (n <= kept)
+                        return;
+                p[n] = '\0';
+                /* not empty (or not a directory): someone else's now, kept with those above */
+                if (rmdir(p) < 0)
+                        return;
+                while (n > kept && p[n - 1] != '/')
+                        n--;
         }
 }
 

@@ -25,9 +25,15 @@ int ops_oom(struct sbx_error *e);
 #define ops_fail_silent(e) ANALYZER_NEGATIVE((ops_fail_silent)(e))
 #define ops_oom(e) ANALYZER_NEGATIVE((ops_oom)(e))
 #endif
-/* mkdir -p dir (absolute): every missing component 0755; existing ones (of any type) are
- * left for the caller's next step to judge. 0 or -errno. */
-int ops_mkdirs(const char *dir);
+/*
+ * mkdir -p dir: every missing component 0755; existing ones (of any type) are left for the
+ * caller's next step to judge. 0 or -errno (what the call made is removed again then).
+ * *ret_kept (may be NULL): the length of dir's prefix that was there before, for ops_rmdirs.
+ */
+int ops_mkdirs(const char *dir, size_t *ret_kept);
+/* Undo ops_mkdirs: rmdir dir and its parents, deepest first, down to its first kept bytes;
+ * stops at the first that cannot go (one that is no longer empty is someone else's). */
+void ops_rmdirs(const char *dir, size_t kept);
 /* path opened for reading (a FIFO does not block the open) and fstat'ed into *st: the fd, or
  * a failure for a directory (EISDIR) or anything but a regular file (code not_text). */
 struct stat;

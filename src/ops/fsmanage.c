@@ -25,7 +25,7 @@ static void fs_names_freep(struct fs_names *t)
 /* mkdir -p: every missing component of path, 0755 (the last one's mode is set after). */
 static int mkdir_p(const char *path)
 {
-        int r = ops_mkdirs(path);
+        int r = ops_mkdirs(path, NULL);
         if (r < 0)
                 return r;
         struct stat st;

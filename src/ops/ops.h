@@ -53,7 +53,7 @@
  *    Non-regular files: "not_text".
  *  - write: mode 0644 minus the session umask, parents 0755; prints
  *    "Wrote N bytes to 'PATH'", JSON {"path":"/abs","bytes":N}. A failed write removes the
- *    file it created. CONTENT is capped at OPS_WRITE_MAX ("limit").
+ *    file and the parent directories it created. CONTENT is capped at OPS_WRITE_MAX ("limit").
  *  - edit: PATH may be a symlink: the file it resolves to is edited and the link kept. The
  *    file must be regular and at most OPS_EDIT_MAX. OLD/NEW are bytes (no text check).
  *    Occurrences are counted left to right without overlap. The CRLF<->LF fallback applies

@@ -3,7 +3,8 @@
  * write: create a new file (never replace one), with its missing parent directories. sbx
  * serve's upload replaces instead: the content goes to a new temporary file beside the target,
  * renamed over it at the end, so a failed upload leaves the old file whole and a symlink at
- * the target is replaced, not written through.
+ * the target is replaced, not written through. Either way, a failed write removes the parent
+ * directories it made: nothing of it stays.
  */
 #include <fcntl.h>
 #include <libgen.h>
@@ -16,8 +17,12 @@
 #include "common.h"
 #include "ops.h"
 
-/* mkdir -p of every parent of path; existing ones (of any type) are left to the open. */
-static int make_parents(const char *path)
+/*
+ * mkdir -p of every parent of path; existing ones (of any type) are left to the open.
+ * *ret_dir and *ret_kept: what ops_rmdirs removes again when the write fails after this
+ * (*ret_dir NULL: path has no parent to make).
+ */
+static int make_parents(const char *path, char **ret_dir, size_t *ret_kept)
 {
         _cleanup_free_ char *p = strdup(path);
         if (!p)
@@ -26,7 +31,10 @@ static int make_parents(const char *path)
         if (!slash || slash == p)
                 return 0;
         *slash = '\0';
-        return ops_mkdirs(p);
+        int r = ops_mkdirs(p, ret_kept);
+        if (r == 0)
+                *ret_dir = TAKE_PTR(p);
+        return r;
 }
 
 /* A new file in dirfd named ".sbx-upload-<random>" (O_EXCL), its name in name. */
@@ -86,6 +94,28 @@ static int write_replace(const struct ops_write_req *req, struct sbx_error *e)
         return 0;
 }
 
+static int write_new(const struct ops_write_req *req, struct sbx_error *e)
+{
+        /* O_EXCL: an existing file, directory or symlink (even a dangling one) is EEXIST */
+        _cleanup_close_ int fd =
+            open(req->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST)
+                return sbx_fail(e, EXIT_FAILED, "exists", 0,
+                                "Cannot write to %s because it already exists. Read and then "
+                                "make an edit, or write to a new path.",
+                                req->path);
+        if (fd < 0)
+                return ops_fail_errno(e, errno, "failed to write '%s'", req->path);
+        int r = write_all(fd, req->content, req->len);
+        if (r >= 0 && close(TAKE_FD(fd)) < 0)
+                r = negerrno();
+        if (r < 0) {
+                (void)unlink(req->path); /* ours: O_EXCL made it */
+                return ops_fail_errno(e, r, "failed to write '%s'", req->path);
+        }
+        return 0;
+}
+
 int ops_write(void *arg, struct buf *out, struct sbx_error *e)
 {
         const struct ops_write_req *req = arg;
@@ -100,29 +130,18 @@ int ops_write(void *arg, struct buf *out, struct sbx_error *e)
         int r = ops_path_abs(req->path, &abs);
         if (r < 0)
                 return ops_fail_errno(e, r, "failed to resolve '%s'", req->path);
-        r = make_parents(req->path);
+        _cleanup_free_ char *made = NULL;
+        size_t kept = 0;
+        r = make_parents(req->path, &made, &kept);
         if (r < 0)
                 return ops_fail_errno(e, r, "failed to create the parent directories of '%s'",
                                       req->path);
-        if (req->replace)
-                return write_replace(req, e);
-
-        /* O_EXCL: an existing file, directory or symlink (even a dangling one) is EEXIST */
-        _cleanup_close_ int fd =
-            open(req->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0644);
-        if (fd < 0 && errno == EEXIST)
-                return sbx_fail(e, EXIT_FAILED, "exists", 0,
-                                "Cannot write to %s because it already exists. Read and then "
-                                "make an edit, or write to a new path.",
-                                req->path);
-        if (fd < 0)
-                return ops_fail_errno(e, errno, "failed to write '%s'", req->path);
-        r = write_all(fd, req->content, req->len);
-        if (r >= 0 && close(TAKE_FD(fd)) < 0)
-                r = negerrno();
+        r = req->replace ? write_replace(req, e) : write_new(req, e);
         if (r < 0) {
-                (void)unlink(req->path); /* ours: O_EXCL made it */
-                return ops_fail_errno(e, r, "failed to write '%s'", req->path);
+                /* a failed write leaves no trace: the parents it made go too */
+                if (made)
+                        ops_rmdirs(made, kept);
+                return r;
         }
 
         if (req->json) {
