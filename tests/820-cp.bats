@@ -2,7 +2,8 @@
 # sbx cp: files and trees in and out, byte for byte; the session's side has a session
 # process's rights (symlinks it planted resolve inside it, or are copied as links, never read
 # on the host), races that swap a file for a link never reach a host file, the disk limit
-# bounds a copy in, nothing is replaced, and bad input has its exit code.
+# bounds a copy in, nothing is replaced, a copy that fails or is interrupted leaves nothing
+# behind, and bad input has its exit code.
 
 load helpers
 setup() {
@@ -138,6 +139,95 @@ teardown() { teardown_sbx; }
         sbx_ok cp "$host/small" "$sid:/workspace/small"
 }
 
+@test "a read-only directory is copied in with its content, its mode kept" {
+        new_session
+        mkdir -p "$host/ro/sub"
+        echo x >"$host/ro/sub/f"
+        chmod 0555 "$host/ro/sub"
+        chmod 0711 "$host/ro"
+        # the session's side has no capability to write into a directory that forbids it
+        sbx_ok cp "$host/ro" "$sid:/tmp/"
+        in_sbx 'cat /tmp/ro/sub/f && stat -c %a /tmp/ro /tmp/ro/sub'
+        [ "$output" = $'x\n711\n555' ] || fail "$output"
+}
+
+@test "a copy in that runs out of space mid-tree leaves nothing behind" {
+        new_session --disk 8M
+        mkdir -p "$host/tree/sub"
+        local i
+        for i in 1 2 3 4; do
+                head -c 3000000 /dev/zero >"$host/tree/sub/f$i"
+        done
+        sbx_expect 1 cp --json "$host/tree" "$sid:/workspace/"
+        [ "$(json .error.code)" = limit ]
+        [[ "$(json .error.message)" == *"(the disk limit)"* ]] || fail "$output"
+        sbx_expect 1 cp "$host/tree" "$sid:/workspace/named"
+        in_sbx 'ls -A /workspace'
+        [ -z "$output" ] || fail "left in the session after a failed copy: $output"
+        # positive control: the same tree, smaller, goes in whole under either name
+        for i in 1 2 3 4; do
+                head -c 500000 /dev/zero >"$host/tree/sub/f$i"
+        done
+        sbx_ok cp "$host/tree" "$sid:/workspace/"
+        sbx_ok cp "$host/tree" "$sid:/workspace/named"
+        in_sbx 'ls -A /workspace; cat /workspace/tree/sub/* /workspace/named/sub/* | wc -c'
+        [ "$output" = $'named\ntree\n4000000' ] || fail "$output"
+}
+
+@test "a copy out that fills the host's file system leaves nothing behind, blames no sbx limit" {
+        [ "$(id -u)" -eq 0 ] || skip "mounting a small file system needs root"
+        new_session
+        in_sbx 'mkdir -p /workspace/t/sub && for i in 1 2 3; do head -c 400000 /dev/zero >/workspace/t/sub/f$i; done'
+        local small=$BATS_TEST_TMPDIR/small
+        mkdir -p "$small"
+        mount -t tmpfs -o size=1m tmpfs "$small"
+        sbx_cleanup_mounts+=("$small")
+        sbx_expect 1 cp --json "$sid:/workspace/t" "$small/"
+        [ -z "$(ls -A "$small")" ] || fail "left behind: $(ls -AR "$small")"
+        [ "$(json .error.code)" = limit ]
+        [[ "$(json .error.message)" == *"No space left on device"* ]] || fail "$output"
+        [[ "$(json .error.message)" != *"disk limit"* ]] || fail "blames the disk limit: $output"
+        sbx_expect 1 cp "$sid:/workspace/t" "$small/named"
+        [ -z "$(ls -A "$small")" ] || fail "left behind: $(ls -A "$small")"
+        # positive control: what fits comes out whole
+        in_sbx 'rm /workspace/t/sub/f3'
+        sbx_ok cp "$sid:/workspace/t" "$small/"
+        [ "$(cat "$small"/t/sub/* | wc -c)" = 800000 ] && [ "$(ls -A "$small")" = t ] ||
+                fail "$(ls -AR "$small")"
+}
+
+@test "a copy out interrupted by SIGINT or SIGTERM leaves nothing; a retry then succeeds" {
+        new_session
+        in_sbx 'head -c 48000000 /dev/zero >/workspace/big'
+        local sig pid interrupted=0 entries rc
+        shopt -s nullglob dotglob
+        for sig in INT TERM INT TERM; do
+                # a background job of a script ignores SIGINT: its default is restored
+                env --default-signal="$sig" "$SBX" cp "$sid:/workspace/big" "$host/big" &
+                pid=$!
+                # the signal goes the moment the host side creates anything
+                entries=()
+                while kill -0 "$pid" 2>/dev/null && [ ${#entries[@]} -eq 0 ]; do
+                        entries=("$host"/*)
+                done
+                kill -"$sig" "$pid" 2>/dev/null || true
+                rc=0
+                wait "$pid" || rc=$?
+                entries=("$host"/*)
+                if [ "$rc" -eq 0 ]; then # done before the signal came: whole
+                        [ "$(stat -c %s "$host/big")" = 48000000 ] || fail "exit 0, yet partial"
+                        rm "$host/big"
+                        continue
+                fi
+                [ "$rc" -eq $((128 + $(kill -l "$sig"))) ] || fail "SIG$sig: exit $rc"
+                [ ${#entries[@]} -eq 0 ] || fail "SIG$sig left: $(ls -la "$host")"
+                interrupted=$((interrupted + 1))
+        done
+        [ "$interrupted" -gt 0 ] || fail "no copy was interrupted"
+        sbx_ok cp "$sid:/workspace/big" "$host/big"
+        [ "$(stat -c %s "$host/big")" = 48000000 ]
+}
+
 @test "bad input: sides, arguments, missing paths, existing targets, sessions, a paused one" {
         new_session
         echo x >"$host/f"
@@ -155,6 +245,10 @@ teardown() { teardown_sbx; }
         [ "$(json .error.code)" = exists ]
         sbx_ok cp "$sid:/workspace/f" "$host/g"
         sbx_expect 1 cp "$sid:/workspace/f" "$host/g"     # never replaced
+        mkdir "$host/d" "$host/d/f"
+        sbx_expect 1 cp --json "$sid:/workspace/f" "$host/d"
+        [ "$(json .error.code)" = exists ]
+        [ "$(ls -A "$host")" = $'d\nf\ng' ] && [ "$(ls -A "$host/d")" = f ] || fail "$(ls -AR "$host")"
         sbx_expect 3 cp "$host/f" sb_0000000000000000:/x
         sbx_expect 3 cp "$host/f" nosuchname:/x
         sbx_ok pause "$sid"

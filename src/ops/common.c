@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "common.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -125,6 +126,31 @@ void ops_rmdirs(const char *dir, size_t kept)
                 while (n > kept && p[n - 1] != '/')
                         n--;
         }
+}
+
+int ops_remove_at(int parent, const char *name, unsigned max_depth)
+{
+        if (unlinkat(parent, name, 0) == 0)
+                return 0;
+        if (errno != EISDIR && errno != EPERM)
+                return errno == ENOENT ? 0 : negerrno();
+        if (max_depth == 0)
+                return -ELOOP;
+        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return negerrno();
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return -ENOMEM;
+        }
+        int r = 0;
+        for (struct dirent *de; r == 0 && (de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        r = ops_remove_at(dirfd(d), de->d_name, max_depth - 1);
+        if (r == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                r = negerrno();
+        return r;
 }
 
 int ops_open_regular(const char *path, struct stat *st, struct sbx_error *e)

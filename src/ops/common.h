@@ -34,6 +34,10 @@ int ops_mkdirs(const char *dir, size_t *ret_kept);
 /* Undo ops_mkdirs: rmdir dir and its parents, deepest first, down to its first kept bytes;
  * stops at the first that cannot go (one that is no longer empty is someone else's). */
 void ops_rmdirs(const char *dir, size_t kept);
+/* rm -rf of the entry name in parent, never following a symlink (each directory is opened
+ * O_NOFOLLOW from its parent's fd), max_depth levels below it at most (-ELOOP). 0 when gone
+ * (or absent), else -errno. */
+int ops_remove_at(int parent, const char *name, unsigned max_depth);
 /* path opened for reading (a FIFO does not block the open) and fstat'ed into *st: the fd, or
  * a failure for a directory (EISDIR) or anything but a regular file (code not_text). */
 struct stat;

@@ -3,9 +3,9 @@
  * `sbx cp`: a file or directory tree as a stream of records (type, mode, relative path, data),
  * packed on the side that reads and unpacked on the side that writes. Inside the session both
  * run in the confined helper (the session's rights); on the host, with the caller's. Packing
- * never follows a symlink (a link is copied as a link); unpacking takes only relative paths of
- * plain components, creates every entry new (O_EXCL, never through a symlink) and so cannot
- * write outside the target, whatever the stream says.
+ * never follows a symlink (a link is copied as a link); unpacking (cpunpack.c) takes only
+ * relative paths of plain components below one top entry, creates every entry new (O_EXCL,
+ * never through a symlink) and so cannot write outside the target, whatever the stream says.
  */
 #pragma once
 
@@ -27,8 +27,11 @@ int cp_pack(const char *path, const struct hostpath_vols *vols, uint64_t max, st
 /*
  * Unpack at dst: into dst/<name> when dst is an existing directory, else as dst itself (its
  * parent must exist). Nothing that exists is replaced (exit 1, code exists). vols as for
- * cp_pack: a link in a volume on the way to dst, dst itself included, is refused. *ret_bytes:
- * the file bytes written.
+ * cp_pack: a link in a volume on the way to dst, dst itself included, is refused; NULL also
+ * says that no space is the session's disk limit. All or nothing: the tree is made under a
+ * temporary name beside its own and renamed at the end; a failure removes it. SIGHUP, SIGINT,
+ * SIGQUIT and SIGTERM are held back meanwhile: one that comes gives the copy up, and ends the
+ * process (its default) once the temporary tree is gone. *ret_bytes: the file bytes written.
  */
 int cp_unpack(const char *data, size_t len, const char *dst, const struct hostpath_vols *vols,
               uint64_t *ret_bytes, struct sbx_error *e);

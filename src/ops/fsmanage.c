@@ -56,32 +56,6 @@ static int set_perm(struct fs_names *names, const struct ops_fs_item *it, struct
         return 0;
 }
 
-/* rm -rf of the entry name in dirfd, depth levels deep at most. */
-static int remove_at(int parent, const char *name, unsigned depth)
-{
-        if (unlinkat(parent, name, 0) == 0)
-                return 0;
-        if (errno != EISDIR && errno != EPERM)
-                return errno == ENOENT ? 0 : negerrno();
-        if (depth >= OPS_WALK_MAX_DEPTH)
-                return -ELOOP;
-        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return negerrno();
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
-        int r = 0;
-        for (struct dirent *de; r == 0 && (de = readdir(d));)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = remove_at(dirfd(d), de->d_name, depth + 1);
-        if (r == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
-                r = negerrno();
-        return r;
-}
-
 static int remove_item(const struct ops_fs_item *it, bool dir, struct sbx_error *e)
 {
         struct stat st;
@@ -96,7 +70,7 @@ static int remove_item(const struct ops_fs_item *it, bool dir, struct sbx_error 
                         return ops_fail_errno(e, errno, "failed to delete '%s'", it->path);
                 return 0;
         }
-        int r = remove_at(AT_FDCWD, it->path, 0);
+        int r = ops_remove_at(AT_FDCWD, it->path, OPS_WALK_MAX_DEPTH);
         return r < 0 ? ops_fail_errno(e, r, "failed to delete '%s'", it->path) : 0;
 }
 
