@@ -216,6 +216,17 @@ bad_config() { # INI-TEXT WORD-IN-MESSAGE
         export SBX_CONFIG=$BATS_TEST_TMPDIR/missing.ini
         sbx_expect 2 create
         [[ $stderr == *missing.ini* ]] || fail "the message does not name the file: $stderr"
+        # for every command, as a missing --config file is
+        local c
+        for c in list check "image list"; do
+                # shellcheck disable=SC2086
+                sbx_expect 2 $c
+                [[ $stderr == *missing.ini* ]] || fail "$c: $stderr"
+        done
+        # the control: the same commands with the file there
+        echo "[sandbox]" >"$SBX_CONFIG"
+        sbx_ok list
+        sbx_ok image list
 }
 
 @test "a bad SBX_* value is an error (exit 2)" {

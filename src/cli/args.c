@@ -2,6 +2,7 @@
 #include "args.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../image/image.h"
@@ -136,7 +137,10 @@ int args_record_create_flag(struct cli *cli, struct flag_list *fl, int opt, cons
 
 int args_check_config(struct cli *cli)
 {
-        if (!cli->config_file)
+        /* a --config or $SBX_CONFIG file that cannot be used is an error for every command
+         * (sandbox.ini(5)), not only for those that use what it sets */
+        const char *env = getenv("SBX_CONFIG");
+        if (!cli->config_file && !(env && env[0]))
                 return 0;
         struct sbx_config c;
         config_init_defaults(&c);
