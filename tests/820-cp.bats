@@ -149,6 +149,12 @@ teardown() { teardown_sbx; }
         sbx_ok cp "$host/ro" "$sid:/tmp/"
         in_sbx 'cat /tmp/ro/sub/f && stat -c %a /tmp/ro /tmp/ro/sub'
         [ "$output" = $'x\n711\n555' ] || fail "$output"
+        # a copy of it that fails at its very end (a name too long for the rename) leaves
+        # nothing: its directories get their modes only once it is whole, so the removal of a
+        # failed one never meets a 0555 directory it cannot empty
+        sbx_expect 1 cp "$host/ro" "$sid:/workspace/$(printf 'x%.0s' $(seq 300))"
+        in_sbx 'ls -A /workspace'
+        [ -z "$output" ] || fail "left in the session: $output"
 }
 
 @test "a copy in that runs out of space mid-tree leaves nothing behind" {

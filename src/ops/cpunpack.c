@@ -8,6 +8,7 @@
  * midway are held back until that is done, so an interrupted copy leaves nothing either: only
  * SIGKILL can leave a ".sbx-cp-*" entry, and never a partial one under the copy's own name.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -39,6 +40,7 @@ struct unpack {
         const char *top;   /* the top entry's name in the stream (top_len bytes) */
         size_t top_len;
         char tmp[32];    /* the top entry's name in pfd meanwhile; "" while none is ours */
+        int topfd;       /* a directory top, opened once and checked to be ours; else -1 */
         struct buf dirs; /* the stream offsets of the directories' records */
         uint64_t bytes;  /* the file bytes written */
         mode_t umask;    /* applied to the directories' modes, as mkdir would */
@@ -132,15 +134,16 @@ static int create_entry(int pfd, const char *name, const struct cp_rec *r, const
         return k;
 }
 
-/* The stream's path (n bytes) where it is made: below the temporary name of the top. */
-static int temp_path(struct unpack *u, const char *path, size_t n, struct buf *rel)
+/* The stream's path (n bytes) below the top entry, as made below u->topfd ("" for the top). */
+static int sub_path(struct unpack *u, const char *path, size_t n, struct buf *rel)
 {
         /* every entry is below the top one: a stream cannot make a second top entry */
         if (n < u->top_len || memcmp(path, u->top, u->top_len) != 0 ||
-            (n > u->top_len && path[u->top_len] != '/'))
+            (n > u->top_len && (path[u->top_len] != '/' || u->topfd < 0)))
                 return sbx_internal(u->e, 0, "a malformed copy stream");
         rel->len = 0;
-        if (buf_puts(rel, u->tmp) < 0 || buf_append(rel, path + u->top_len, n - u->top_len) < 0)
+        size_t skip = n > u->top_len ? u->top_len + 1 : n;
+        if (buf_append(rel, path + skip, n - skip) < 0 || buf_puts(rel, "") < 0)
                 return ops_oom(u->e);
         return 0;
 }
@@ -195,6 +198,36 @@ static int check_interrupted(struct unpack *u)
         return 0;
 }
 
+/*
+ * A directory top, opened once: every later step goes through this fd, never the name again,
+ * as a session that can write the destination (one of its volumes) could swap a directory of
+ * the host's in for the name (RENAME_EXCHANGE) to have it filled, chmod'ed or removed. Ours is
+ * made 01700: a directory owned by us with that mode, and empty, is one the session, which
+ * cannot chmod what is not its own, cannot have put there.
+ */
+static int open_top(struct unpack *u)
+{
+        _cleanup_close_ int fd =
+            openat(u->pfd, u->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return negerrno();
+        if (st.st_uid != geteuid() || (st.st_mode & 07777) != 01700 || st.st_nlink != 2)
+                return -EBUSY;
+        int probe = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        _cleanup_closedir_ DIR *d = probe < 0 ? NULL : fdopendir(probe);
+        if (!d) {
+                if (probe >= 0)
+                        close(probe);
+                return -ENOMEM;
+        }
+        for (struct dirent *de; (de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        return -EBUSY;
+        u->topfd = TAKE_FD(fd);
+        return 0;
+}
+
 /* The top entry, new under a temporary name of ours in the destination directory. */
 static int create_top(struct unpack *u, const struct cp_rec *r, const char *data)
 {
@@ -203,7 +236,13 @@ static int create_top(struct unpack *u, const struct cp_rec *r, const char *data
                 if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
                         return negerrno();
                 snprintf(u->tmp, sizeof(u->tmp), ".sbx-cp-%016llx", (unsigned long long)rnd);
-                int k = create_entry(u->pfd, u->tmp, r, data);
+                int k = r->type != 'd'                       ? create_entry(u->pfd, u->tmp, r, data)
+                        : mkdirat(u->pfd, u->tmp, 01700) < 0 ? negerrno()
+                                                             : 0;
+                if (k == 0 && r->type == 'd' && (k = open_top(u)) < 0) {
+                        u->tmp[0] = '\0'; /* whatever is there now is not known to be ours */
+                        return k;
+                }
                 if (k == 0)
                         return 0;
                 u->tmp[0] = '\0';
@@ -233,9 +272,11 @@ static int unpack_rest(struct unpack *u)
                 const char *path, *name;
                 int k = check_interrupted(u);
                 if (k < 0 || (k = next_record(u, &r, &path)) < 0 ||
-                    (k = temp_path(u, path, r.path_len, &rel)) < 0)
+                    (k = sub_path(u, path, r.path_len, &rel)) < 0)
                         return k;
-                _cleanup_close_ int dfd = open_parent(u->pfd, rel.data, &name);
+                if (!rel.data[0]) /* the top again */
+                        return sbx_internal(u->e, 0, "a malformed copy stream");
+                _cleanup_close_ int dfd = open_parent(u->topfd, rel.data, &name);
                 k = dfd < 0 ? dfd : create_entry(dfd, name, &r, path + r.path_len);
                 if (k < 0)
                         return entry_failed(u, k, path, r.path_len);
@@ -256,14 +297,20 @@ static int set_dir_modes(struct unpack *u)
                 memcpy(&at, u->dirs.data + i * sizeof(at), sizeof(at));
                 memcpy(&r, u->data + at, sizeof(r));
                 const char *path = u->data + at + sizeof(r), *name;
-                int k = temp_path(u, path, r.path_len, &rel);
+                int k = sub_path(u, path, r.path_len, &rel);
                 if (k < 0)
                         return k;
-                _cleanup_close_ int dfd = open_parent(u->pfd, rel.data, &name);
+                mode_t mode = r.mode & 0777 & ~u->umask;
+                if (!rel.data[0]) { /* the top, last */
+                        if (fchmod(u->topfd, mode) < 0)
+                                return entry_failed(u, negerrno(), path, r.path_len);
+                        continue;
+                }
+                _cleanup_close_ int dfd = open_parent(u->topfd, rel.data, &name);
                 _cleanup_close_ int fd =
                     dfd < 0 ? -1
                             : openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0 || fchmod(fd, r.mode & 0777 & ~u->umask) < 0)
+                if (fd < 0 || fchmod(fd, mode) < 0)
                         return entry_failed(u, dfd < 0 ? dfd : negerrno(), path, r.path_len);
         }
         return 0;
@@ -314,11 +361,13 @@ static int unpack(struct unpack *u)
         struct stat st;
         if (fstatat(u->pfd, u->final, &st, AT_SYMLINK_NOFOLLOW) == 0)
                 return exists(u);
+        if (errno != ENOENT) /* a name that cannot be made: said before anything is */
+                return entry_failed(u, negerrno(), path, r.path_len);
         k = create_top(u, &r, path + r.path_len);
         if (k < 0)
                 return entry_failed(u, k, path, r.path_len);
         if ((k = note_entry(u, &r, 0)) < 0 || (k = unpack_rest(u)) < 0 ||
-            (k = set_dir_modes(u)) < 0 || (k = check_interrupted(u)) < 0)
+            (k = check_interrupted(u)) < 0)
                 return k;
         k = publish(u, r.type == 'd');
         if (k == -EEXIST)
@@ -326,7 +375,31 @@ static int unpack(struct unpack *u)
         if (k < 0)
                 return entry_failed(u, k, path, r.path_len);
         u->tmp[0] = '\0'; /* it is the copy now */
-        return 0;
+        /* The modes last, once nothing can fail the copy any more: a failure before must
+         * find every directory 0700 to remove the tree (a 0555 one could not be emptied
+         * without CAP_DAC_OVERRIDE). Through topfd: the copy's own, whatever its name is. */
+        return u->topfd >= 0 ? set_dir_modes(u) : 0;
+}
+
+/* A failed copy's temporary entry goes. A directory is emptied through topfd (ours, checked)
+ * and then removed by name, which only an empty directory can be: what a session swapped in
+ * for the name is never entered. */
+static void remove_tmp(struct unpack *u)
+{
+        if (u->topfd < 0) {
+                (void)unlinkat(u->pfd, u->tmp, 0);
+                return;
+        }
+        int fd = fcntl(u->topfd, F_DUPFD_CLOEXEC, 3);
+        _cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        if (!d && fd >= 0)
+                close(fd);
+        if (d) /* a dup shares the offset open_top's look left at the end */
+                rewinddir(d);
+        for (struct dirent *de; d && (de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        (void)ops_remove_at(dirfd(d), de->d_name, CP_MAX_DEPTH + 1);
+        (void)unlinkat(u->pfd, u->tmp, AT_REMOVEDIR);
 }
 
 /*
@@ -381,7 +454,8 @@ static int open_destination(const char *dst, const struct hostpath_vols *vols, i
 int cp_unpack(const char *data, size_t len, const char *dst, const struct hostpath_vols *vols,
               uint64_t *ret_bytes, struct sbx_error *e)
 {
-        struct unpack u = {.data = data, .len = len, .dst = dst, .in_session = !vols, .e = e};
+        struct unpack u = {
+            .data = data, .len = len, .dst = dst, .in_session = !vols, .topfd = -1, .e = e};
         _cleanup_close_ int pfd = -1;
         *ret_bytes = 0;
         int r = open_destination(dst, vols, &pfd, &u.final, e);
@@ -393,8 +467,9 @@ int cp_unpack(const char *data, size_t len, const char *dst, const struct hostpa
         sigset_t old;
         hold_signals(&u.held, &old);
         r = unpack(&u);
-        if (r < 0 && u.tmp[0]) /* as deep as rel_ok lets a stream go */
-                (void)ops_remove_at(u.pfd, u.tmp, CP_MAX_DEPTH + 2);
+        if (r < 0 && u.tmp[0])
+                remove_tmp(&u);
+        closep(&u.topfd);
         /* a signal held back ends sbx here, with nothing of the copy left */
         (void)sigprocmask(SIG_SETMASK, &old, NULL);
         buf_freep(&u.dirs);
