@@ -189,6 +189,30 @@ commit_frozen() {
         [ "$(grep -c '"event":"resume"' <<<"$output")" = 2 ] || fail "$output"
 }
 
+@test "two commits --pause at once: the first one's end does not thaw the second one's snapshot" {
+        new_session --image bb:1
+        local pid a b
+        commit_frozen bb:a
+        a=$pid
+        kill -STOP "$a"
+        "$SBX" commit --pause "$sid" bb:b >/dev/null 2>&1 &
+        b=$!
+        sleep 1 # b has asked for its freeze (its first step) and reads the layer
+        kill -STOP "$b"
+        kill -CONT "$a"
+        local rc=0 frozen=yes
+        wait "$a" || rc=$?
+        paused_now || frozen=no
+        kill -CONT "$b" # before any verdict: a stopped commit would hang the teardown
+        wait "$b" || fail "the second commit failed"
+        [ "$rc" = 0 ] || fail "the first commit failed ($rc)"
+        [ "$frozen" = yes ] || fail "the first commit's end thawed the session under the second"
+        running_now || fail "still frozen after both"
+        sbx_ok log "$sid"
+        [ "$(grep -c '"event":"pause"' <<<"$output")" = 1 ] || fail "$output"
+        [ "$(grep -c '"event":"resume"' <<<"$output")" = 1 ] || fail "$output"
+}
+
 @test "the user's pause during a commit --pause is the user's: the session stays paused after" {
         new_session --image bb:1
         local pid

@@ -69,17 +69,18 @@ static int session_base(const struct session_state *st, const char *who, char *i
 }
 
 /* Refuse while commands run (unless pausing); freeze when asked, for as long as ctl is open
- * (a commit killed half-way leaves the session running). *ret_thaw: we froze it. */
-static int quiesce(int ctl, const char *who, const struct commit_opts *o, bool *ret_thaw,
+ * (a commit killed half-way leaves the session running). *ret_thaw: the request that ends
+ * our freeze, or NULL. */
+static int quiesce(int ctl, const char *who, const struct commit_opts *o, const char **ret_thaw,
                    struct sbx_error *e)
 {
         char reply[64];
         int busy = 0;
-        *ret_thaw = false;
+        *ret_thaw = NULL;
         if (o->pause) {
                 int r = control_pause(ctl, who, "PAUSE_HOLD", e);
-                if (r == 0)
-                        *ret_thaw = true;
+                if (r >= 0)
+                        *ret_thaw = r == 0 ? "RELEASE" : "RESUME"; /* 1: an older supervisor */
                 else if (e->code && strcmp(e->code, "paused") == 0)
                         *e = (struct sbx_error){0}; /* the user paused it: it stays paused */
                 else
@@ -265,13 +266,13 @@ int session_commit(const char *id_or_name, const char *ref, const struct commit_
         const char *dir;
         if ((r = session_base(&st, id_or_name, base, &dir, e)) < 0)
                 return r;
-        bool thaw = false;
+        const char *thaw = NULL;
         r = quiesce(ctl, id_or_name, opts, &thaw, e);
         if (r == 0)
                 r = commit_locked(sessfd, ctl, &st, id_or_name, ref, opts->replace, res, e);
         if (thaw) {
                 struct sbx_error sub = {0};
-                if (control_pause(ctl, id_or_name, "RELEASE", &sub) < 0 && r == 0)
+                if (control_pause(ctl, id_or_name, thaw, &sub) < 0 && r == 0)
                         r = (*e = sub, -EIO);
         }
         audit_commit_event(sessfd, &st, ref, res, start, r, e);

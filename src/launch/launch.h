@@ -114,7 +114,8 @@ void session_create_ack(int ack);
  */
 int session_pause(const char *id_or_name, bool pause, struct sbx_error *e);
 /* The same over an open control connection: req is PAUSE or RESUME, or PAUSE_HOLD, a pause
- * that ends when ctl closes (whatever ends its holder), and RELEASE, its end now. */
+ * that ends when ctl closes (whatever ends its holder), and RELEASE, its end now. 1: a
+ * supervisor of an older sbx made PAUSE_HOLD a plain PAUSE, to be ended with RESUME. */
 int control_pause(int ctl, const char *id_or_name, const char *req, struct sbx_error *e);
 
 /* A session's resource use (stats.c). */

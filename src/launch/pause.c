@@ -43,11 +43,11 @@ int control_pause(int ctl, const char *id_or_name, const char *req, struct sbx_e
                                     "within 5 s (it keeps running)",
                                     pause ? "pause" : "resume", id_or_name,
                                     pause ? "stop" : "restart");
-        if (strcmp(reply, "ERR unknown request") == 0) /* PAUSE_HOLD, RELEASE */
-                return sbx_unsupported(e, 0,
-                                       "cannot %s session '%s' here: it was made by an older "
-                                       "sbx; pause it yourself first",
-                                       pause ? "pause" : "resume", id_or_name);
+        /* a supervisor of an older sbx: a plain pause, which the caller must end itself */
+        if (strcmp(reply, "ERR unknown request") == 0 && strcmp(req, "PAUSE_HOLD") == 0) {
+                r = control_pause(ctl, id_or_name, "PAUSE", e);
+                return r < 0 ? r : 1;
+        }
         if (sscanf(reply, "ERR %d", &err) == 1 && err > 0)
                 return sbx_internal(e, err, "failed to %s session '%s'", pause ? "pause" : "resume",
                                     id_or_name);

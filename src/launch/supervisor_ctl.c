@@ -67,15 +67,24 @@ static void pause_audit(struct supervisor *s, bool pause, uint64_t start)
         (void)audit_commit(s->auditfd, &b);
 }
 
-/* A connection that held the session frozen (commit --pause) is gone: whatever ended its
- * caller, a kill included, the session runs again. */
+/* The connections whose PAUSE_HOLD keeps the session frozen (commit --pause). */
+static int holders(const struct supervisor *s)
+{
+        int n = 0;
+        for (int fd = 0; fd < MAX_CLIENTS; fd++)
+                n += s->pause_held[fd];
+        return n;
+}
+
+/* A connection that held the session frozen is gone: whatever ended its caller, a kill
+ * included, the session runs again once no other commit holds it. */
 static void release_hold(struct supervisor *s, int fd)
 {
         if (fd >= MAX_CLIENTS || !s->pause_held[fd])
                 return;
         s->pause_held[fd] = false;
         uint64_t start = now_monotonic_ms();
-        if (cgroup_session_freeze(&s->cg, false) == 0)
+        if (holders(s) == 0 && cgroup_session_freeze(&s->cg, false) == 0)
                 pause_audit(s, false, start);
 }
 
@@ -95,14 +104,11 @@ static void close_client(struct supervisor *s, int fd)
 }
 
 /* The held freeze (if any) is no connection's any more: the user's PAUSE or RESUME takes it
- * over, so the holder's end does not undo what the user asked for. */
+ * over, so the holders' end does not undo what the user asked for. */
 static bool take_over_hold(struct supervisor *s)
 {
-        bool held = false;
-        for (int fd = 0; fd < MAX_CLIENTS; fd++) {
-                held |= s->pause_held[fd];
-                s->pause_held[fd] = false;
-        }
+        bool held = holders(s) > 0;
+        memset(s->pause_held, 0, sizeof(s->pause_held));
         return held;
 }
 
@@ -110,20 +116,29 @@ static bool take_over_hold(struct supervisor *s)
  * PAUSE / RESUME: freeze or thaw every process of the session. Replies "OK", or "ERR <word>"
  * (paused: already; running: not paused; unsupported: no v2 freezer; timeout: the tasks did
  * not all stop, and the session runs on; else an errno number) for the client to word.
- * PAUSE_HOLD (commit --pause) is PAUSE for as long as its connection stays open: its close
- * thaws, so a commit killed half-way leaves no frozen session; RELEASE on it thaws at once.
+ * PAUSE_HOLD (commit --pause) is PAUSE for as long as its connection stays open, shared by
+ * every commit that asks meanwhile: the last one's close (or RELEASE) thaws, so a commit
+ * killed half-way leaves no frozen session and one commit never thaws another's snapshot.
  */
 static void handle_pause(struct supervisor *s, int fd, const char *req)
 {
         bool pause = req[0] == 'P', hold = strcmp(req, "PAUSE_HOLD") == 0;
+        uint64_t start = now_monotonic_ms();
         if (strcmp(req, "RELEASE") == 0) {
-                if (fd >= MAX_CLIENTS || !s->pause_held[fd]) {
-                        send_reply(fd, "OK"); /* the user took it over, or nothing held */
+                bool mine = fd < MAX_CLIENTS && s->pause_held[fd];
+                if (mine)
+                        s->pause_held[fd] = false;
+                if (!mine || holders(s) > 0) {
+                        send_reply(fd, "OK"); /* taken over, or another commit holds it */
                         return;
                 }
-                s->pause_held[fd] = false;
+        } else if (hold && fd < MAX_CLIENTS && holders(s) > 0) {
+                s->pause_held[fd] = true; /* frozen for another commit: held by both now */
+                send_reply(fd, "OK");
+                return;
         } else if (!hold && take_over_hold(s) && pause) {
-                send_reply(fd, "OK"); /* frozen already: from now on by the user's wish */
+                pause_audit(s, true, start); /* frozen already: from now on as the user's */
+                send_reply(fd, "OK");
                 return;
         }
         int frozen = cgroup_state_frozen(&s->st);
@@ -131,7 +146,6 @@ static void handle_pause(struct supervisor *s, int fd, const char *req)
                 send_reply(fd, pause ? "ERR paused" : "ERR running");
                 return;
         }
-        uint64_t start = now_monotonic_ms();
         int r = cgroup_session_freeze(&s->cg, pause);
         char reply[64];
         if (r == -EOPNOTSUPP)
