@@ -218,6 +218,19 @@ piped_head() {
                 rc=0
                 out=$("$SBX" exec "$sid" sh -c 'echo err >&2; echo out' 2>/dev/full) || rc=$?
                 [ "$rc:$out" = 0:out ] || fail "$p: stderr full: $rc '$out'"
+                # a non-blocking stdout that is full for a while is waited for, not a failure
+                run python3 -c '
+import fcntl, os, subprocess, sys, time
+r, w = os.pipe()
+fcntl.fcntl(w, fcntl.F_SETFL, fcntl.fcntl(w, fcntl.F_GETFL) | os.O_NONBLOCK)
+p = subprocess.Popen(sys.argv[1:], stdout=w)
+os.close(w)
+time.sleep(0.5)
+n = 0
+while (b := os.read(r, 65536)):
+    n += len(b)
+print(n, p.wait())' "$SBX" exec "$sid" head -c 1000000 /dev/zero
+                [ "$output" = "1000000 0" ] || fail "$p: non-blocking stdout: $output"
                 # the control: the same commands with a stdout that takes them
                 sbx_ok exec "$sid" echo hi
                 sbx_ok destroy "$sid"

@@ -70,6 +70,27 @@ static void reader_gone(struct relay *r, int caller_fd)
                 r->src_err = -1;
 }
 
+/* write_all to the caller's fd, which its owner may have made non-blocking: a full one is
+ * waited for, as a blocking one would be, not taken for a failure. */
+static int write_caller(int fd, const char *p, size_t n)
+{
+        while (n > 0) {
+                ssize_t w = write(fd, p, n);
+                if (w < 0 && errno == EAGAIN) {
+                        struct pollfd q = {.fd = fd, .events = POLLOUT};
+                        (void)poll(&q, 1, -1);
+                        continue;
+                }
+                if (w < 0 && errno != EINTR)
+                        return -1;
+                if (w > 0) {
+                        p += w;
+                        n -= (size_t)w;
+                }
+        }
+        return 0;
+}
+
 static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
 {
         r->res->output_bytes += n; /* what the command wrote, before any cap (audit log) */
@@ -100,7 +121,7 @@ static void sink(struct relay *r, int caller_fd, const char *p, size_t n)
         }
         if (r->broken[caller_fd])
                 return;
-        if (write_all(caller_fd, p, n) < 0) {
+        if (write_caller(caller_fd, p, n) < 0) {
                 r->broken[caller_fd] = true; /* the rest is dropped */
                 /* A stdout that cannot take the output (a full disk) must not pass for one
                  * that did: the command stops as at a closed pipe and exec fails after.
