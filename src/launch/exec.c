@@ -3,6 +3,7 @@
  * (a v2 memory limit, a request over one message, an init that cannot serve) by joining it
  * (join.c). */
 #include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -118,20 +119,36 @@ int session_ref_open(const char *id_or_name, struct session_ref *s, bool via_ser
         return s->server < 0 ? session_ref_join(s, id_or_name, e) : 0;
 }
 
+/* The session's init lives: from the supervisor's own pidfd of it (the join path has it, the
+ * server path asks, as a join would), so that an init that died moments ago, whose death the
+ * supervisor has not taken in yet, does not pass for alive as a bare answer would. */
+static bool init_alive(struct session_ref *s)
+{
+        struct sbx_error scratch = {0};
+        if (s->ctl < 0 && s->sessfd >= 0)
+                s->ctl = control_connect(s->sessfd, &scratch);
+        if (s->pidfd < 0 && s->ctl >= 0) {
+                char reply[64];
+                int fds[1 + SESSION_NS_COUNT];
+                if (control_call(s->ctl, "EXEC", reply, sizeof(reply), fds, ARRAY_SIZE(fds)) < 0)
+                        return false;
+                s->pidfd = fds[0];
+                for (size_t i = 1; i < ARRAY_SIZE(fds); i++)
+                        closep(&fds[i]);
+        }
+        struct pollfd p = {.fd = s->pidfd, .events = POLLIN};
+        return s->pidfd >= 0 && poll(&p, 1, 0) == 0;
+}
+
 /*
  * The command's reaper ended without a word (relay_run's -EPIPE). A destroy or the TTL ends
  * it so; so can, in an unprivileged session whose one uid the reapers share, a process of the
- * session itself. Only a supervisor that still answers tells the two apart: then the session
- * did not end, and saying so would be false.
+ * session itself. Only a live init tells the two apart: then the session did not end, and
+ * saying so would be false.
  */
 static void word_lost_reaper(struct session_ref *s, const char *id_or_name, struct sbx_error *e)
 {
-        struct sbx_error scratch = {0};
-        char reply[16];
-        if (s->ctl < 0 && s->sessfd >= 0)
-                s->ctl = control_connect(s->sessfd, &scratch);
-        if (s->ctl < 0 || control_call(s->ctl, "PING", reply, sizeof(reply), NULL, 0) < 0 ||
-            strcmp(reply, "OK") != 0)
+        if (!init_alive(s))
                 return;
         *e = (struct sbx_error){0};
         sbx_fail(e, EXIT_SBX_FAILED, "internal", 0,
