@@ -197,8 +197,17 @@ commit_frozen() {
         kill -STOP "$a"
         "$SBX" commit --pause "$sid" bb:b >/dev/null 2>&1 &
         b=$!
-        sleep 1 # b has asked for its freeze (its first step) and reads the layer
+        # b reads the layer (its fds reach into /upper), so it has asked for its freeze, its
+        # first step; stopped there, it holds the freeze while a ends
+        local i=0
+        until ls -l "/proc/$b/fd" 2>/dev/null | grep -q ' /upper/'; do
+                [ $((i += 1)) -lt 2000 ] || break
+                sleep 0.005
+        done
         kill -STOP "$b"
+        # stopped, not ended (a zombie takes the signal too): its freeze is still asked for
+        grep -q '^State:.*stopped' "/proc/$b/status" ||
+                fail "the second commit ended before it was stopped: $(grep State "/proc/$b/status")"
         kill -CONT "$a"
         local rc=0 frozen=yes
         wait "$a" || rc=$?
