@@ -90,6 +90,18 @@ def comm_of(p):
     except OSError:
         return None
 
+def is_command(p):
+    """Past the point of no return of execve the process is already the command (its mm, its
+    creds, dumpable) while the kernel has yet to rename it: its exe is a file of the session,
+    at the path it names. An sbx process never is (its exe is the host binary, and it is
+    not dumpable, so its exe cannot even be read)."""
+    try:
+        target = os.readlink(f"/proc/{p}/exe")
+        a, b = os.stat(f"/proc/{p}/exe"), os.stat(target)
+        return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino) and os.path.basename(target) != "sbx"
+    except OSError:
+        return False
+
 def foreign_file(fd):
     """The opened file is not one the sandbox can reach by its path (a host file)."""
     st = os.fstat(fd)
@@ -114,7 +126,7 @@ for p in os.listdir("/proc"):
             fd = os.open(f"/proc/{p}/{what}", flags)
         except OSError:
             continue
-        still_sbx = comm_of(p) == comm
+        still_sbx = comm_of(p) == comm and not is_command(p)
         foreign = what == "exe" and foreign_file(fd)
         os.close(fd)
         if still_sbx or foreign:
