@@ -128,6 +128,24 @@ void ops_rmdirs(const char *dir, size_t kept)
         }
 }
 
+int ops_empty_dir(int dir, unsigned max_depth)
+{
+        /* a dup shares dir's offset: from the start, wherever an earlier read left it */
+        int fd = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+        _cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        if (!d) {
+                if (fd >= 0)
+                        close(fd);
+                return -ENOMEM;
+        }
+        rewinddir(d);
+        int r = 0;
+        for (struct dirent *de; r == 0 && (de = readdir(d));)
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        r = ops_remove_at(dirfd(d), de->d_name, max_depth);
+        return r;
+}
+
 int ops_remove_at(int parent, const char *name, unsigned max_depth)
 {
         if (unlinkat(parent, name, 0) == 0)
@@ -136,18 +154,11 @@ int ops_remove_at(int parent, const char *name, unsigned max_depth)
                 return errno == ENOENT ? 0 : negerrno();
         if (max_depth == 0)
                 return -ELOOP;
-        int fd = openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fd =
+            openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return negerrno();
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return -ENOMEM;
-        }
-        int r = 0;
-        for (struct dirent *de; r == 0 && (de = readdir(d));)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        r = ops_remove_at(dirfd(d), de->d_name, max_depth - 1);
+        int r = ops_empty_dir(fd, max_depth - 1);
         if (r == 0 && unlinkat(parent, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
                 r = negerrno();
         return r;

@@ -38,6 +38,9 @@ void ops_rmdirs(const char *dir, size_t kept);
  * O_NOFOLLOW from its parent's fd), max_depth levels below it at most (-ELOOP). 0 when gone
  * (or absent), else -errno. */
 int ops_remove_at(int parent, const char *name, unsigned max_depth);
+/* ops_remove_at of every entry of the directory dir (an fd, kept open; read from its start):
+ * what is below it goes, dir itself stays. */
+int ops_empty_dir(int dir, unsigned max_depth);
 /* path opened for reading (a FIFO does not block the open) and fstat'ed into *st: the fd, or
  * a failure for a directory (EISDIR) or anything but a regular file (code not_text). */
 struct stat;

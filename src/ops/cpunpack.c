@@ -85,26 +85,15 @@ static int next_record(struct unpack *u, struct cp_rec *r, const char **path)
         return 0;
 }
 
-/* Open the directory holding the entry rel (its components after the first are below
- * top_fd), never through a symlink; *ret_name: the last component. */
+/* Open the directory holding the entry rel (its components are below top_fd), never through
+ * a symlink; *ret_name: the last component. */
 static int open_parent(int top_fd, char *rel, const char **ret_name)
 {
-        char *slash = strchr(rel, '/');
-        if (!slash) {
-                *ret_name = rel;
-                return fcntl(top_fd, F_DUPFD_CLOEXEC, 3);
-        }
         int fd = fcntl(top_fd, F_DUPFD_CLOEXEC, 3);
-        char *comp = slash + 1;
-        /* the first component is the top entry itself, open as top_fd's child */
-        *slash = '\0';
-        int sub = openat(fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        *slash = '/';
-        close(fd);
-        fd = sub;
+        char *comp = rel;
         for (char *s; fd >= 0 && (s = strchr(comp, '/')); comp = s + 1) {
                 *s = '\0';
-                sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int sub = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 *s = '/';
                 close(fd);
                 fd = sub;
@@ -390,15 +379,7 @@ static void remove_tmp(struct unpack *u)
                 (void)unlinkat(u->pfd, u->tmp, 0);
                 return;
         }
-        int fd = fcntl(u->topfd, F_DUPFD_CLOEXEC, 3);
-        _cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(fd);
-        if (!d && fd >= 0)
-                close(fd);
-        if (d) /* a dup shares the offset open_top's look left at the end */
-                rewinddir(d);
-        for (struct dirent *de; d && (de = readdir(d));)
-                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
-                        (void)ops_remove_at(dirfd(d), de->d_name, CP_MAX_DEPTH + 1);
+        (void)ops_empty_dir(u->topfd, CP_MAX_DEPTH + 1);
         (void)unlinkat(u->pfd, u->tmp, AT_REMOVEDIR);
 }
 
