@@ -128,17 +128,22 @@ void ops_rmdirs(const char *dir, size_t kept)
         }
 }
 
+DIR *ops_dir_read(int dir)
+{
+        int fd = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+        DIR *d = fd < 0 ? NULL : fdopendir(fd);
+        if (!d && fd >= 0)
+                close(fd);
+        if (d) /* a dup shares dir's offset: from the start, wherever an earlier read left it */
+                rewinddir(d);
+        return d;
+}
+
 int ops_empty_dir(int dir, unsigned max_depth)
 {
-        /* a dup shares dir's offset: from the start, wherever an earlier read left it */
-        int fd = fcntl(dir, F_DUPFD_CLOEXEC, 3);
-        _cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(fd);
-        if (!d) {
-                if (fd >= 0)
-                        close(fd);
+        _cleanup_closedir_ DIR *d = ops_dir_read(dir);
+        if (!d)
                 return -ENOMEM;
-        }
-        rewinddir(d);
         int r = 0;
         for (struct dirent *de; r == 0 && (de = readdir(d));)
                 if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)

@@ -2,6 +2,7 @@
 /* Helpers shared by the file operations: errors, absolute paths, text probing, entries. */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
@@ -38,6 +39,8 @@ void ops_rmdirs(const char *dir, size_t kept);
  * O_NOFOLLOW from its parent's fd), max_depth levels below it at most (-ELOOP). 0 when gone
  * (or absent), else -errno. */
 int ops_remove_at(int parent, const char *name, unsigned max_depth);
+/* The directory dir (an fd, kept open) to read from its start, or NULL (out of memory). */
+DIR *ops_dir_read(int dir);
 /* ops_remove_at of every entry of the directory dir (an fd, kept open; read from its start):
  * what is below it goes, dir itself stays. */
 int ops_empty_dir(int dir, unsigned max_depth);

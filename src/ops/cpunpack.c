@@ -203,13 +203,9 @@ static int open_top(struct unpack *u)
                 return negerrno();
         if (st.st_uid != geteuid() || (st.st_mode & 07777) != 01700 || st.st_nlink != 2)
                 return -EBUSY;
-        int probe = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        _cleanup_closedir_ DIR *d = probe < 0 ? NULL : fdopendir(probe);
-        if (!d) {
-                if (probe >= 0)
-                        close(probe);
+        _cleanup_closedir_ DIR *d = ops_dir_read(fd);
+        if (!d)
                 return -ENOMEM;
-        }
         for (struct dirent *de; (de = readdir(d));)
                 if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
                         return -EBUSY;
